@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+)
+
+// fakeClock only moves when a test moves it.
+type fakeClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	timers  []*fakeTimer
+	sleeper chan struct{} // receives a token when After is called
+}
+
+type fakeTimer struct {
+	at      time.Time
+	f       func()
+	ch      chan time.Time
+	stopped bool
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), sleeper: make(chan struct{}, 1000)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	t := &fakeTimer{at: c.now.Add(d), ch: make(chan time.Time, 1)}
+	c.timers = append(c.timers, t)
+	c.mu.Unlock()
+	c.sleeper <- struct{}{}
+	return t.ch
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := !t.stopped
+		t.stopped = true
+		return was
+	}
+}
+
+// Advance moves time and fires every timer that is due.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due []*fakeTimer
+	keep := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.stopped:
+		case !t.at.After(c.now):
+			t.stopped = true
+			due = append(due, t)
+		default:
+			keep = append(keep, t)
+		}
+	}
+	c.timers = keep
+	now := c.now
+	c.mu.Unlock()
+	for _, t := range due {
+		if t.f != nil {
+			t.f()
+		} else {
+			t.ch <- now
+		}
+	}
+}
+
+// fakeDeployer behaves as each item's config says, and records calls.
+type fakeDeployer struct {
+	mu       sync.Mutex
+	calls    []string // "op:item" in start order
+	attempts map[string]int
+	running  int
+	peak     int
+	started  chan string
+}
+
+type fakeConfig struct {
+	Fail       bool            `json:"fail"`
+	FailDelete bool            `json:"failDelete"`
+	Transient  int             `json:"transient"`
+	Block      bool            `json:"block"`  // run until ctx ends
+	Gate       string          `json:"gate"`   // wait for release(gate)
+	Export     json.RawMessage `json:"export"` // returned on success
+	Unknown    bool            `json:"unknownError"`
+}
+
+func newFakeDeployer() *fakeDeployer {
+	return &fakeDeployer{attempts: map[string]int{}, started: make(chan string, 100000)}
+}
+
+var gates sync.Map // name -> chan struct{}
+
+func gate(name string) chan struct{} {
+	ch, _ := gates.LoadOrStore(name, make(chan struct{}))
+	return ch.(chan struct{})
+}
+
+func (f *fakeDeployer) Validate(config json.RawMessage) error {
+	var c fakeConfig
+	return deployer.DecodeStrict(config, &c)
+}
+
+func (f *fakeDeployer) run(ctx context.Context, req deployer.Request) (deployer.Result, error) {
+	var c fakeConfig
+	if err := deployer.DecodeStrict(req.Config, &c); err != nil {
+		return deployer.Result{}, deployer.Terminal("ConfigurationProblem", err.Error())
+	}
+	key := string(req.Operation) + ":" + req.Item
+	f.mu.Lock()
+	f.calls = append(f.calls, key)
+	f.attempts[key]++
+	attempt := f.attempts[key]
+	f.running++
+	f.peak = max(f.peak, f.running)
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.running--
+		f.mu.Unlock()
+	}()
+	f.started <- key
+	state := append(append([]byte(nil), req.State...), '+')
+	if c.Gate != "" {
+		select {
+		case <-gate(c.Gate):
+		case <-ctx.Done():
+			return deployer.Result{State: state}, deployer.Terminal("Interrupted", "gate wait stopped", deployer.CodeInterrupted)
+		}
+	}
+	if c.Block {
+		<-ctx.Done()
+		return deployer.Result{State: state}, deployer.Terminal("Interrupted", "stopped", deployer.CodeInterrupted)
+	}
+	if req.Operation == deployer.OperationDelete {
+		if c.FailDelete {
+			return deployer.Result{State: state}, deployer.Terminal("DeleteBroken", "cannot delete "+req.Item, "ERR_TEST")
+		}
+		return deployer.Result{}, nil
+	}
+	if attempt <= c.Transient {
+		if c.Unknown {
+			return deployer.Result{State: state}, fmt.Errorf("unclassified failure %d", attempt)
+		}
+		return deployer.Result{State: state}, deployer.Transient("Flaky", fmt.Sprintf("attempt %d", attempt))
+	}
+	if c.Fail {
+		return deployer.Result{State: state, ProviderStatus: json.RawMessage(`{"why":"broken"}`)},
+			deployer.Terminal("Broken", "item "+req.Item+" is broken", "ERR_TEST")
+	}
+	return deployer.Result{State: state, Export: c.Export, ProviderStatus: json.RawMessage(`{"ok":true}`)}, nil
+}
+
+func (f *fakeDeployer) Reconcile(ctx context.Context, req deployer.Request) (deployer.Result, error) {
+	return f.run(ctx, req)
+}
+
+func (f *fakeDeployer) Delete(ctx context.Context, req deployer.Request) (deployer.Result, error) {
+	return f.run(ctx, req)
+}
+
+func (f *fakeDeployer) callList() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// position returns the index of a call, failing the test if it is absent.
+func (f *fakeDeployer) position(t *testing.T, call string) int {
+	t.Helper()
+	for i, c := range f.callList() {
+		if c == call {
+			return i
+		}
+	}
+	t.Fatalf("call %s not made; calls: %v", call, f.callList())
+	return -1
+}
+
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (r *recorder) observe(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) phases(item string) []Phase {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Phase
+	for _, e := range r.events {
+		if e.Item == item && e.Phase != "" {
+			out = append(out, e.Phase)
+		}
+	}
+	return out
+}
+
+type harness struct {
+	e     *Engine
+	d     *fakeDeployer
+	clock *fakeClock
+	rec   *recorder
+}
+
+func newHarness(parallelism int) *harness {
+	reg := deployer.NewRegistry()
+	d := newFakeDeployer()
+	reg.Register(d, "fake")
+	e := New(reg, parallelism)
+	c := newFakeClock()
+	e.Clock = c
+	rec := &recorder{}
+	e.Observe = rec.observe
+	return &harness{e: e, d: d, clock: c, rec: rec}
+}
+
+// item builds a spec of the fake type.
+func item(config string, deps ...string) ItemSpec {
+	if config == "" {
+		config = "{}"
+	}
+	return ItemSpec{Type: "fake", Config: json.RawMessage(config), DependsOn: deps, UpdateOnChangeOnly: true}
+}
+
+func phasesOf(st Status) map[string]Phase {
+	out := map[string]Phase{}
+	for n, is := range st.Items {
+		out[n] = is.Phase
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,69 @@
+package engine
+
+import "sort"
+
+// Plan says what the next job will do. The provider shows it in
+// `terraform plan` and the engine follows it in apply, so both come from
+// this one function and cannot disagree.
+type Plan struct {
+	// Run lists items that will be reconciled, sorted.
+	Run []string
+	// Skip lists items kept as they are: unchanged since their last success.
+	Skip []string
+	// Delete lists orphans (in the status, not in the spec) whose deployer
+	// delete will run during Init.
+	Delete []string
+	// Drop lists orphans that no deployer ever worked on; they are
+	// forgotten without a deployer call.
+	Drop []string
+	// Job is true when applying starts a new job. A job that did not finish
+	// cleanly is resumed even when every item is individually fine (seed
+	// 004: an object keeps progressing until it is done).
+	Job bool
+}
+
+// Noop reports whether applying would change nothing at all.
+func (p Plan) Noop() bool { return !p.Job }
+
+// PlanJob decides what a reconcile job for ex would do, given the status
+// left by the previous job.
+//
+// An item runs when it is new, did not succeed last time, or its spec hash
+// differs from the one of its last success. Items with UpdateOnChangeOnly
+// false run in every job, but do not start a job by themselves: otherwise
+// a plan after a successful apply could never be empty.
+func PlanJob(ex Execution, st Status) Plan {
+	var p Plan
+	var always []string
+	for _, name := range sortedNames(ex.Items) {
+		spec := ex.Items[name]
+		is := st.Items[name]
+		switch {
+		case is == nil || is.Phase != PhaseSucceeded || is.AppliedHash != spec.Hash():
+			p.Run = append(p.Run, name)
+		case !spec.UpdateOnChangeOnly:
+			always = append(always, name)
+		default:
+			p.Skip = append(p.Skip, name)
+		}
+	}
+	for _, name := range sortedNames(st.Items) {
+		if _, ok := ex.Items[name]; ok {
+			continue
+		}
+		if st.Items[name].triggered() {
+			p.Delete = append(p.Delete, name)
+		} else {
+			p.Drop = append(p.Drop, name)
+		}
+	}
+	p.Job = len(p.Run) > 0 || len(p.Delete) > 0 || len(p.Drop) > 0 || !st.Succeeded()
+	if p.Job {
+		p.Run = append(p.Run, always...)
+		sort.Strings(p.Run)
+	} else {
+		p.Skip = append(p.Skip, always...)
+		sort.Strings(p.Skip)
+	}
+	return p
+}

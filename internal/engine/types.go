@@ -1,0 +1,163 @@
+// Package engine is Landscaper's execution phase engine, run in-process.
+//
+// It holds the object model (an execution and its deploy items), the phase
+// machine of seed 001 (Init, Progressing, Completing; InitDelete, Deleting),
+// job IDs, and the classification of deploy items that decides what runs
+// next. It knows nothing about Terraform: the provider translates state to
+// these types and back.
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Phase is a Landscaper phase string, shown to users exactly as written.
+type Phase string
+
+// Phases of executions and deploy items (DESIGN.md §2).
+const (
+	PhaseInit         Phase = "Init"
+	PhaseProgressing  Phase = "Progressing"
+	PhaseCompleting   Phase = "Completing"
+	PhaseSucceeded    Phase = "Succeeded"
+	PhaseFailed       Phase = "Failed"
+	PhaseInitDelete   Phase = "InitDelete"
+	PhaseDeleting     Phase = "Deleting"
+	PhaseDeleteFailed Phase = "DeleteFailed"
+)
+
+// Operations named in errors, as Landscaper's status errors name them.
+const (
+	OperationReconcile = "Reconcile"
+	OperationDelete    = "Delete"
+)
+
+// Error is Landscaper's status error shape.
+type Error struct {
+	Operation string
+	Reason    string
+	Message   string
+	Codes     []string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s %s: %s", e.Operation, e.Reason, e.Message)
+}
+
+// ItemSpec is the desired state of one deploy item.
+type ItemSpec struct {
+	Type string
+	// Config is the deployer configuration, normalised to JSON.
+	Config    json.RawMessage
+	DependsOn []string
+	// Timeout bounds one run of the item including retries; 0 means none.
+	Timeout time.Duration
+	// UpdateOnChangeOnly skips an item whose spec equals the spec of its
+	// last successful run.
+	UpdateOnChangeOnly bool
+}
+
+// Hash identifies what the item does. Only type and config count: changing
+// a timeout or an edge of the graph does not change what the deployer would
+// install, so it must not re-run the item.
+func (s ItemSpec) Hash() string {
+	h := sha256.New()
+	h.Write([]byte(s.Type))
+	h.Write([]byte{0})
+	h.Write(canonical(s.Config))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// canonical re-encodes JSON with sorted keys so that formatting and key
+// order in the user's config text do not count as a change.
+func canonical(raw json.RawMessage) []byte {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // keep big integers exact
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return raw
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// Execution is the desired state: a named set of deploy items.
+type Execution struct {
+	Name  string
+	Items map[string]ItemSpec
+}
+
+// ItemStatus is what is known about one deploy item. Only the item's
+// deployer run (through the engine) writes it.
+type ItemStatus struct {
+	Phase Phase
+	// JobIDFinished is the job in which the item last finished a run.
+	JobIDFinished  string
+	LastError      *Error
+	ProviderStatus json.RawMessage
+	Export         json.RawMessage
+	// AppliedHash is the Hash of the spec of the last successful reconcile.
+	AppliedHash string
+	// State is the deployer's opaque state for this item.
+	State []byte
+	// Spec is the spec the item was last given; deleting an item that has
+	// left the desired state needs it (type, config, order).
+	Spec ItemSpec
+}
+
+// triggered reports whether a deployer ever worked on the item. Items that
+// were only declared have nothing to clean up.
+func (s *ItemStatus) triggered() bool {
+	return s.JobIDFinished != "" || (s.Phase != "" && s.Phase != PhaseInit)
+}
+
+// Status is the observed state of an execution.
+type Status struct {
+	Phase         Phase
+	JobID         string
+	JobIDFinished string
+	LastError     *Error
+	Items         map[string]*ItemStatus
+}
+
+// Succeeded reports whether the last job ran to its end with success.
+func (s Status) Succeeded() bool {
+	return s.Phase == PhaseSucceeded && s.JobID == s.JobIDFinished
+}
+
+// Clone returns a deep enough copy for the engine to mutate.
+func (s Status) Clone() Status {
+	out := s
+	out.Items = make(map[string]*ItemStatus, len(s.Items))
+	for k, v := range s.Items {
+		c := *v
+		out.Items[k] = &c
+	}
+	return out
+}
+
+// ParseTimeout reads an item timeout: a Go duration, or "none".
+func ParseTimeout(s string) (time.Duration, error) {
+	if s == "none" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf(`timeout %q is neither a Go duration (such as "90s" or "10m") nor "none"`, s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf(`timeout %q must be positive; use "none" for no timeout`, s)
+	}
+	return d, nil
+}
+
+// DefaultTimeout is Landscaper's default deploy item timeout.
+const DefaultTimeout = 10 * time.Minute

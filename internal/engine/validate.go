@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+)
+
+// Problem is a plan-time error about one field of one deploy item.
+type Problem struct {
+	Item    string
+	Field   string // "type", "config", "depends_on", "timeout"
+	Message string
+}
+
+func (p Problem) Error() string {
+	return fmt.Sprintf("deploy item %q, %s: %s", p.Item, p.Field, p.Message)
+}
+
+// Validate checks an execution before anything runs: every type is known,
+// every config is accepted by its deployer, every dependency exists, and
+// the dependency graph has no cycle. Problems are sorted by item name so
+// the same config always yields the same diagnostics.
+func Validate(ex Execution, reg *deployer.Registry) []Problem {
+	var out []Problem
+	names := sortedNames(ex.Items)
+	for _, name := range names {
+		spec := ex.Items[name]
+		if d, ok := reg.Get(spec.Type); !ok {
+			out = append(out, Problem{name, "type", fmt.Sprintf("unknown deploy item type %q; known types: %s",
+				spec.Type, strings.Join(reg.Types(), ", "))})
+		} else if spec.Config != nil {
+			if err := d.Validate(spec.Config); err != nil {
+				out = append(out, Problem{name, "config", errorMessage(err)})
+			}
+		}
+		seen := map[string]bool{}
+		for _, dep := range spec.DependsOn {
+			switch {
+			case dep == name:
+				out = append(out, Problem{name, "depends_on", "a deploy item cannot depend on itself"})
+			case seen[dep]:
+				out = append(out, Problem{name, "depends_on", fmt.Sprintf("%q is listed twice", dep)})
+			default:
+				if _, ok := ex.Items[dep]; !ok {
+					out = append(out, Problem{name, "depends_on", fmt.Sprintf("%q is not a deploy item of this execution; known items: %s",
+						dep, strings.Join(names, ", "))})
+				}
+			}
+			seen[dep] = true
+		}
+	}
+	if cycle := FindCycle(ex.Items); cycle != nil {
+		out = append(out, Problem{cycle[0], "depends_on", "dependency cycle: " + strings.Join(cycle, " -> ")})
+	}
+	return out
+}
+
+func errorMessage(err error) string {
+	var de *deployer.Error
+	if errors.As(err, &de) {
+		return de.Message
+	}
+	return err.Error()
+}
+
+// FindCycle returns one dependency cycle as a closed path (first name
+// repeated at the end), or nil. Unknown and self dependencies are ignored
+// here; Validate reports them on their own.
+func FindCycle(items map[string]ItemSpec) []string {
+	const (
+		unvisited = iota
+		onPath
+		done
+	)
+	state := make(map[string]int, len(items))
+	var path []string
+	var found []string
+	var visit func(n string) bool
+	visit = func(n string) bool {
+		state[n] = onPath
+		path = append(path, n)
+		deps := append([]string(nil), items[n].DependsOn...)
+		sort.Strings(deps)
+		for _, d := range deps {
+			if _, ok := items[d]; !ok || d == n {
+				continue
+			}
+			switch state[d] {
+			case onPath:
+				i := indexOf(path, d)
+				found = append(append([]string(nil), path[i:]...), d)
+				return true
+			case unvisited:
+				if visit(d) {
+					return true
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[n] = done
+		return false
+	}
+	for _, n := range sortedNames(items) {
+		if state[n] == unvisited && visit(n) {
+			return found
+		}
+	}
+	return nil
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
