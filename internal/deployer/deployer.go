@@ -87,13 +87,16 @@ func Terminal(reason, message string, codes ...string) *Error {
 	return &Error{Reason: reason, Message: message, Codes: codes}
 }
 
-// Landscaper's error codes (apis/core/v1alpha1, types_error.go) used here.
+// Error codes. All but CodeInterrupted are Landscaper's own
+// (apis/core/v1alpha1/types_shared.go). Landscaper has no code for a
+// stopped operation because its controllers are never stopped mid-run;
+// Terraform can be (Ctrl-C), so we add one in the same style.
 const (
 	CodeTimeout              = "ERR_TIMEOUT"
 	CodeConfigurationProblem = "ERR_CONFIGURATION_PROBLEM"
-	CodeInterrupted          = "ERR_INTERRUPTED"
+	CodeCyclicDependencies   = "ERR_CYCLIC_DEPENDENCIES"
 	CodeInternalProblem      = "ERR_INTERNAL_PROBLEM"
-	CodeUnfinished           = "ERR_UNFINISHED"
+	CodeInterrupted          = "ERR_INTERRUPTED"
 )
 
 // Registry maps type strings to deployers.

@@ -226,7 +226,7 @@ func (j *job) outcome(ctx context.Context, g *graph, out driveResult, op string,
 		err.Reason = "DeployItemsFailed"
 	default:
 		err.Reason = "Stuck"
-		err.Codes = []string{deployer.CodeConfigurationProblem}
+		err.Codes = []string{deployer.CodeCyclicDependencies}
 		parts = append(parts, "no deploy item can make progress; check depends_on for cycles or missing items")
 	}
 	if len(failed) > 0 {

@@ -354,7 +354,9 @@ func TestRunningItemOverItsTimeoutFails(t *testing.T) {
 	spec := item(`{"block":true}`)
 	spec.Timeout = 10 * time.Minute
 	done := make(chan Status)
-	go func() { done <- h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": spec}), Status{}, "j") }()
+	go func() {
+		done <- h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": spec}), Status{}, "j")
+	}()
 	waitStarted(t, h.d, 1)
 	h.clock.Advance(9 * time.Minute)
 	select {

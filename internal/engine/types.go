@@ -39,10 +39,10 @@ const (
 
 // Error is Landscaper's status error shape.
 type Error struct {
-	Operation string
-	Reason    string
-	Message   string
-	Codes     []string
+	Operation string   `json:"operation"`
+	Reason    string   `json:"reason"`
+	Message   string   `json:"message"`
+	Codes     []string `json:"codes,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -51,15 +51,15 @@ func (e *Error) Error() string {
 
 // ItemSpec is the desired state of one deploy item.
 type ItemSpec struct {
-	Type string
+	Type string `json:"type"`
 	// Config is the deployer configuration, normalised to JSON.
-	Config    json.RawMessage
-	DependsOn []string
+	Config    json.RawMessage `json:"config,omitempty"`
+	DependsOn []string        `json:"dependsOn,omitempty"`
 	// Timeout bounds one run of the item including retries; 0 means none.
-	Timeout time.Duration
+	Timeout time.Duration `json:"timeout,omitempty"`
 	// UpdateOnChangeOnly skips an item whose spec equals the spec of its
 	// last successful run.
-	UpdateOnChangeOnly bool
+	UpdateOnChangeOnly bool `json:"updateOnChangeOnly,omitempty"`
 }
 
 // Hash identifies what the item does. Only type and config count: changing
@@ -98,19 +98,19 @@ type Execution struct {
 // ItemStatus is what is known about one deploy item. Only the item's
 // deployer run (through the engine) writes it.
 type ItemStatus struct {
-	Phase Phase
+	Phase Phase `json:"phase"`
 	// JobIDFinished is the job in which the item last finished a run.
-	JobIDFinished  string
-	LastError      *Error
-	ProviderStatus json.RawMessage
-	Export         json.RawMessage
+	JobIDFinished  string          `json:"jobIDFinished,omitempty"`
+	LastError      *Error          `json:"lastError,omitempty"`
+	ProviderStatus json.RawMessage `json:"providerStatus,omitempty"`
+	Export         json.RawMessage `json:"export,omitempty"`
 	// AppliedHash is the Hash of the spec of the last successful reconcile.
-	AppliedHash string
+	AppliedHash string `json:"appliedHash,omitempty"`
 	// State is the deployer's opaque state for this item.
-	State []byte
+	State []byte `json:"state,omitempty"`
 	// Spec is the spec the item was last given; deleting an item that has
 	// left the desired state needs it (type, config, order).
-	Spec ItemSpec
+	Spec ItemSpec `json:"spec"`
 }
 
 // triggered reports whether a deployer ever worked on the item. Items that
@@ -121,11 +121,11 @@ func (s *ItemStatus) triggered() bool {
 
 // Status is the observed state of an execution.
 type Status struct {
-	Phase         Phase
-	JobID         string
-	JobIDFinished string
-	LastError     *Error
-	Items         map[string]*ItemStatus
+	Phase         Phase                  `json:"phase,omitempty"`
+	JobID         string                 `json:"jobID,omitempty"`
+	JobIDFinished string                 `json:"jobIDFinished,omitempty"`
+	LastError     *Error                 `json:"lastError,omitempty"`
+	Items         map[string]*ItemStatus `json:"items,omitempty"`
 }
 
 // Succeeded reports whether the last job ran to its end with success.
