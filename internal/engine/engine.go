@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -27,6 +28,9 @@ type Event struct {
 	Err     *Error
 	Retry   time.Duration
 	Output  string
+	// Export is the item's new export, on its Succeeded event, so an
+	// observer can mask sensitive values in what it logs afterwards.
+	Export json.RawMessage
 }
 
 // Backoff is the exponential backoff between attempts after a transient error.

@@ -158,7 +158,7 @@ func (j *job) record(name string, op deployer.Operation, r itemResult) bool {
 	default:
 		is.Phase, is.Export, is.AppliedHash = PhaseSucceeded, r.res.Export, is.Spec.Hash()
 	}
-	ev.Phase, ev.Err = is.Phase, is.LastError
+	ev.Phase, ev.Err, ev.Export = is.Phase, is.LastError, is.Export
 	j.emit(ev)
 	return r.err == nil
 }

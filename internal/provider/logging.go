@@ -1,0 +1,169 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+)
+
+// Log subsystems: the engine's phase transitions, and deployer output.
+const (
+	subsystemEngine   = "engine"
+	subsystemDeployer = "deployer"
+)
+
+const mask = "***"
+
+// jobLogger turns engine events into tflog lines. Phase transitions are
+// INFO, so TF_LOG=INFO reads as a progress log; deployer output is DEBUG.
+// Values never appear above DEBUG, and known sensitive export strings are
+// replaced by *** at every level.
+type jobLogger struct {
+	ctx       context.Context
+	sensitive map[string]bool
+	mu        sync.Mutex
+	secrets   []string
+	// held keeps the output of items with a sensitive export until their
+	// export is known, so the export can be masked in their own output.
+	held map[string][]string
+}
+
+func newJobLogger(ctx context.Context, sensitive map[string]bool, prev engine.Status) *jobLogger {
+	ctx = tflog.NewSubsystem(ctx, subsystemEngine)
+	ctx = tflog.NewSubsystem(ctx, subsystemDeployer)
+	l := &jobLogger{ctx: ctx, sensitive: sensitive, held: map[string][]string{}}
+	for n, is := range prev.Items {
+		if sensitive[n] || (sensitive == nil && len(is.Export) > 0) {
+			// On destroy the config is gone; mask every export to be safe.
+			l.addSecrets(is.Export)
+		}
+	}
+	return l
+}
+
+// addSecrets records the string leaves of an export (and the whole text).
+func (l *jobLogger) addSecrets(raw json.RawMessage) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			if len(x) >= 3 {
+				l.secrets = append(l.secrets, x)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		case float64, bool:
+			if s := fmt.Sprint(x); len(s) >= 3 {
+				l.secrets = append(l.secrets, s)
+			}
+		}
+	}
+	walk(v)
+	// Longest first, so a secret containing another is masked whole.
+	sort.Slice(l.secrets, func(i, j int) bool { return len(l.secrets[i]) > len(l.secrets[j]) })
+}
+
+func (l *jobLogger) masked(s string) string {
+	for _, sec := range l.secrets {
+		s = strings.ReplaceAll(s, sec, mask)
+	}
+	return s
+}
+
+func (l *jobLogger) observe(ev engine.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fields := map[string]any{"execution": ev.Execution, "job_id": ev.JobID}
+	if ev.Item != "" {
+		fields["deploy_item"] = ev.Item
+	}
+	switch {
+	case ev.Output != "":
+		line := ev.Output
+		if l.sensitive[ev.Item] {
+			l.held[ev.Item] = append(l.held[ev.Item], line)
+			return
+		}
+		tflog.SubsystemDebug(l.ctx, subsystemDeployer, l.masked(line), fields)
+	case ev.Retry > 0:
+		fields["retry_in"] = ev.Retry.String()
+		tflog.SubsystemWarn(l.ctx, subsystemEngine, fmt.Sprintf("deploy item %q: transient error, retrying in %s: %s",
+			ev.Item, ev.Retry, l.masked(ev.Err.Reason)), fields)
+	case ev.Item == "" && ev.Gone:
+		tflog.SubsystemInfo(l.ctx, subsystemEngine, fmt.Sprintf("execution %q: deleted after %s", ev.Execution, round(ev.Elapsed)), fields)
+	case ev.Item == "":
+		fields["phase"] = string(ev.Phase)
+		tflog.SubsystemInfo(l.ctx, subsystemEngine, fmt.Sprintf("execution %q: %s after %s", ev.Execution, ev.Phase, round(ev.Elapsed))+
+			l.errorSuffix(ev.Err), fields)
+	default:
+		l.itemEvent(ev, fields)
+	}
+}
+
+func (l *jobLogger) itemEvent(ev engine.Event, fields map[string]any) {
+	if ev.Phase == engine.PhaseSucceeded && l.sensitive[ev.Item] && ev.Export != nil {
+		l.addSecrets(ev.Export)
+	}
+	if ev.Phase != engine.PhaseProgressing && ev.Phase != engine.PhaseDeleting {
+		for _, line := range l.held[ev.Item] {
+			tflog.SubsystemDebug(l.ctx, subsystemDeployer, l.masked(line), fields)
+		}
+		delete(l.held, ev.Item)
+	}
+	fields["phase"] = string(ev.Phase)
+	fields["elapsed"] = round(ev.Elapsed).String()
+	msg := fmt.Sprintf("deploy item %q: %s", ev.Item, ev.Phase)
+	switch {
+	case ev.Gone:
+		fields["phase"] = "Deleted"
+		msg = fmt.Sprintf("deploy item %q: deleted after %s", ev.Item, round(ev.Elapsed))
+	case ev.Phase == engine.PhaseProgressing || ev.Phase == engine.PhaseDeleting:
+		delete(fields, "elapsed")
+	default:
+		msg += " after " + round(ev.Elapsed).String() + l.errorSuffix(ev.Err)
+	}
+	tflog.SubsystemInfo(l.ctx, subsystemEngine, msg, fields)
+}
+
+// errorSuffix names an error's reason and codes; its message may quote
+// output and so stays out of INFO lines (it reaches the user as a
+// diagnostic instead).
+func (l *jobLogger) errorSuffix(e *engine.Error) string {
+	if e == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (%s, %s)", e.Reason, strings.Join(e.Codes, ","))
+}
+
+func round(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(10 * time.Millisecond)
+}
+
+// tflogPlan says at INFO what a job is going to do, by item name only.
+func tflogPlan(ctx context.Context, name string, p engine.Plan) {
+	tflog.Info(ctx, fmt.Sprintf("execution %q: plan runs %d deploy item(s), keeps %d, deletes %d",
+		name, len(p.Run), len(p.Skip), len(p.Delete)), map[string]any{
+		"run": strings.Join(p.Run, ","), "delete": strings.Join(p.Delete, ","),
+	})
+}

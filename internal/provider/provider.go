@@ -1,0 +1,99 @@
+// Package provider is the Terraform glue: schemas, models, CRUD and
+// diagnostics. All behaviour lives in internal/engine and the deployers;
+// this package only translates between Terraform values and engine types.
+package provider
+
+import (
+	"context"
+	"os"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/exec"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/mock"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+)
+
+// DefaultMaxParallelism is the number of deploy items running at once when
+// the provider block does not say.
+const DefaultMaxParallelism = 10
+
+var _ provider.Provider = (*Provider)(nil)
+
+// Provider is the landscaper provider.
+type Provider struct {
+	version   string
+	deployers *deployer.Registry
+}
+
+// New returns a constructor of the provider for providerserver.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider {
+		return &Provider{version: version, deployers: Deployers()}
+	}
+}
+
+// Deployers returns a registry with every deployer type this provider
+// supports, under Landscaper's full type names and short aliases.
+func Deployers() *deployer.Registry {
+	reg := deployer.NewRegistry()
+	reg.Register(mock.New(), "landscaper.gardener.cloud/mock", "mock")
+	wd, _ := os.Getwd()
+	reg.Register(exec.New(exec.Options{DefaultWorkingDir: wd}), "exec")
+	return reg
+}
+
+type providerModel struct {
+	MaxParallelism types.Int64 `tfsdk:"max_parallelism"`
+}
+
+func (p *Provider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "landscaper"
+	resp.Version = p.version
+}
+
+func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Runs Landscaper's execution phase engine in-process: deploy items with " +
+			"dependencies are reconciled in order, independent ones in parallel, during `terraform apply` " +
+			"and deleted in reverse order during `terraform destroy`. No Kubernetes cluster is needed.",
+		Attributes: map[string]schema.Attribute{
+			"max_parallelism": schema.Int64Attribute{
+				MarkdownDescription: "Maximum number of deploy items running at once, across all resources " +
+					"of this provider configuration. Defaults to `10`.",
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.AtLeast(1)},
+			},
+		},
+	}
+}
+
+func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	limit := DefaultMaxParallelism
+	if !cfg.MaxParallelism.IsNull() && !cfg.MaxParallelism.IsUnknown() {
+		limit = int(cfg.MaxParallelism.ValueInt64())
+	}
+	resp.ResourceData = engine.New(p.deployers, limit)
+}
+
+func (p *Provider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		func() resource.Resource { return &executionResource{deployers: p.deployers} },
+	}
+}
+
+func (p *Provider) DataSources(context.Context) []func() datasource.DataSource {
+	return nil
+}
