@@ -1,0 +1,550 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+)
+
+const app = "landscaper_execution.app"
+
+func statusItem(name string) tfjsonpath.Path {
+	return tfjsonpath.New("status").AtMapKey("deploy_items").AtMapKey(name)
+}
+
+// Behaviour 1: order, and concurrency bounded by max_parallelism.
+func TestAccExecution_orderAndParallelism(t *testing.T) {
+	w := newWorld(t)
+	// Each item logs its start and end with a timestamp.
+	timed := func(deps ...string) string {
+		d := `["` + strings.Join(deps, `", "`) + `"]`
+		if len(deps) == 0 {
+			d = "[]"
+		}
+		return fmt.Sprintf(`{
+      type = "exec"
+      config = jsonencode({ command = ["sh", "-c", "echo \"start $DEPLOY_ITEM_NAME $(date +%%s%%N)\" >> %[1]s/times; sleep 0.4; echo \"end $DEPLOY_ITEM_NAME $(date +%%s%%N)\" >> %[1]s/times"] })
+      depends_on = %[2]s
+    }`, w.dir, d)
+	}
+	items := map[string]string{"a": timed(), "b": timed(), "c": timed(), "after": timed("a", "b")}
+	times := func() map[string][2]int64 {
+		b, err := os.ReadFile(filepath.Join(w.dir, "times"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Remove(filepath.Join(w.dir, "times"))
+		out := map[string][2]int64{}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			f := strings.Fields(l)
+			ns, _ := strconv.ParseInt(f[2], 10, 64)
+			v := out[f[1]]
+			if f[0] == "start" {
+				v[0] = ns
+			} else {
+				v[1] = ns
+			}
+			out[f[1]] = v
+		}
+		return out
+	}
+	overlap := func(x, y [2]int64) bool { return x[0] < y[1] && y[0] < x[1] }
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: w.config("", items),
+				Check: func(*terraform.State) error {
+					tm := times()
+					for _, dep := range []string{"a", "b"} {
+						if tm["after"][0] < tm[dep][1] {
+							return fmt.Errorf("after started before %s ended: %v", dep, tm)
+						}
+					}
+					if !overlap(tm["a"], tm["b"]) || !overlap(tm["b"], tm["c"]) {
+						return fmt.Errorf("independent items did not run concurrently: %v", tm)
+					}
+					return nil
+				},
+			},
+		},
+	})
+
+	serial := newWorld(t)
+	w = serial
+	items = map[string]string{"a": timed(), "b": timed(), "c": timed()}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: w.config("max_parallelism = 1", items),
+			Check: func(*terraform.State) error {
+				tm := times()
+				names := []string{"a", "b", "c"}
+				for i, x := range names {
+					for _, y := range names[i+1:] {
+						if overlap(tm[x], tm[y]) {
+							return fmt.Errorf("%s and %s overlapped with max_parallelism = 1: %v", x, y, tm)
+						}
+					}
+				}
+				return nil
+			},
+		}},
+	})
+}
+
+// Behaviours 2, 3 and 4: a failed item stops new triggering while running
+// items finish; the state tells each item's truth; the next plan resumes
+// in place and its apply runs only what failed or never ran.
+func TestAccExecution_failureAndResume(t *testing.T) {
+	w := newWorld(t)
+	base := map[string]string{
+		"a": execItem(nil, ""),
+		"b": execItem([]string{"a"}, ""),
+		"c": execItem(nil, ""),
+	}
+	grown := map[string]string{
+		"a":    execItem(nil, `V = "2"`),
+		"b":    execItem([]string{"a"}, ""),
+		"c":    execItem(nil, ""),
+		"d":    execItem([]string{"a"}, ""),
+		"slow": `{ type = "mock", config = jsonencode({ duration = "1s", export = "slow-done" }) }`,
+	}
+	var firstJob string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: w.config("", base),
+				Check: resource.ComposeTestCheckFunc(
+					func(*terraform.State) error { return w.expectRuns("a:RECONCILE", "b:RECONCILE", "c:RECONCILE") },
+					func(s *terraform.State) error {
+						firstJob = s.RootModule().Resources[app].Primary.Attributes["status.job_id"]
+						return nil
+					},
+				),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// a changes and fails; d (after a) must never run; slow is
+				// already running when a fails and must finish.
+				PreConfig:   func() { w.flag("fail-a-RECONCILE") },
+				Config:      w.config("", grown),
+				ExpectError: regexp.MustCompile(`(?s)Deploy item "a" failed.*operation: Reconcile.*reason: CommandFailed.*exit code 3.*flagged to fail`),
+			},
+			{
+				// The same config plans an in-place update that resumes
+				// only a and d; the prior state tells every item's truth.
+				PreConfig: func() {
+					if err := w.expectRuns("a:RECONCILE"); err != nil {
+						t.Fatal(err)
+					}
+					w.unflag("fail-a-RECONCILE")
+				},
+				Config: w.config("", grown),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(app, plancheck.ResourceActionUpdate),
+					planFunc(func(req plancheck.CheckPlanRequest) error {
+						prior, err := priorItems(req)
+						if err != nil {
+							return err
+						}
+						want := map[string]string{"a": "Failed", "b": "Succeeded", "c": "Succeeded", "d": "Init", "slow": "Succeeded"}
+						if got := phases(prior); fmt.Sprint(got) != fmt.Sprint(want) {
+							return fmt.Errorf("phases after the failed apply: %v, want %v", got, want)
+						}
+						le, _ := prior["a"]["last_error"].(map[string]any)
+						if le["reason"] != "CommandFailed" || le["operation"] != "Reconcile" {
+							return fmt.Errorf("a's last_error: %v", le)
+						}
+						if prior["c"]["job_id_finished"] != firstJob || prior["d"]["job_id_finished"] != nil {
+							return fmt.Errorf("c must keep job %s and d have none: %v / %v", firstJob, prior["c"], prior["d"])
+						}
+						_, unknown, _, err := plannedAfter(req)
+						if err != nil {
+							return err
+						}
+						planned := dig(unknown, "status", "deploy_items")
+						for _, n := range []string{"a", "d"} {
+							if dig(planned, n) != true {
+								return fmt.Errorf("status of %s must be unknown in the plan: %v", n, planned)
+							}
+						}
+						for _, n := range []string{"b", "c", "slow"} {
+							if dig(planned, n) == true {
+								return fmt.Errorf("status of %s must stay known: %v", n, planned)
+							}
+						}
+						return nil
+					}),
+				}},
+				Check: resource.ComposeTestCheckFunc(
+					func(*terraform.State) error { return w.expectRuns("a:RECONCILE", "d:RECONCILE") },
+					resource.TestCheckResourceAttr(app, "status.phase", "Succeeded"),
+					resource.TestCheckResourceAttr(app, "exports.slow", "slow-done"),
+				),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(app, statusItem("d").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+					statecheck.ExpectKnownValue(app, statusItem("c").AtMapKey("job_id_finished"), knownvalue.StringFunc(func(v string) error {
+						if v != firstJob {
+							return fmt.Errorf("c re-ran: job %s, want %s", v, firstJob)
+						}
+						return nil
+					})),
+				},
+			},
+		},
+	})
+}
+
+// Behaviour 5: a changed item re-runs alone; a removed item is deleted
+// during apply; update_on_change_only = false re-runs an item in every job.
+func TestAccExecution_changesRunOnlyWhatChanged(t *testing.T) {
+	w := newWorld(t)
+	v1 := map[string]string{
+		"a": execItem(nil, ""), "b": execItem([]string{"a"}, ""), "c": execItem(nil, ""),
+		"gone": execItem([]string{"a"}, ""), "always": execItem(nil, "", "update_on_change_only = false"),
+	}
+	v2 := map[string]string{
+		"a": execItem(nil, ""), "b": execItem([]string{"a"}, `V = "2"`), "c": execItem(nil, ""),
+		"always": execItem(nil, "", "update_on_change_only = false"),
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: w.config("", v1),
+				Check: func(*terraform.State) error {
+					return w.expectRuns("a:RECONCILE", "b:RECONCILE", "c:RECONCILE", "gone:RECONCILE", "always:RECONCILE")
+				},
+			},
+			{
+				Config: w.config("", v2),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					planFunc(func(req plancheck.CheckPlanRequest) error {
+						after, unknown, _, err := plannedAfter(req)
+						if err != nil {
+							return err
+						}
+						// Known entries are in after, unknown ones in after_unknown.
+						keys := map[string]bool{}
+						for _, m := range []any{dig(after, "status", "deploy_items"), dig(unknown, "status", "deploy_items")} {
+							items, _ := m.(map[string]any)
+							for k := range items {
+								keys[k] = true
+							}
+						}
+						if keys["gone"] || len(keys) != 4 {
+							return fmt.Errorf("a deleted item must leave status.deploy_items in the plan: %v", keys)
+						}
+						return nil
+					}),
+				}},
+				Check: resource.ComposeTestCheckFunc(
+					func(*terraform.State) error { return w.expectRuns("gone:DELETE", "b:RECONCILE", "always:RECONCILE") },
+					resource.TestCheckNoResourceAttr(app, "status.deploy_items.gone.phase"),
+				),
+			},
+		},
+	})
+}
+
+// Behaviour 6: destroy deletes in reverse dependency order; a failing
+// DELETE keeps the resource and the undeleted items in state, and a later
+// destroy finishes the job.
+func TestAccExecution_destroyOrderAndFailedDelete(t *testing.T) {
+	w := newWorld(t)
+	items := map[string]string{
+		"base": execItem(nil, ""), "mid": execItem([]string{"base"}, ""),
+		"top": execItem([]string{"mid"}, ""), "side": execItem(nil, ""),
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: w.config("", items)},
+			{
+				PreConfig: func() {
+					w.runs()
+					w.flag("fail-mid-DELETE")
+				},
+				Config:      w.config("", items),
+				Destroy:     true,
+				ExpectError: regexp.MustCompile(`(?s)Deploy item "mid" could not be deleted.*operation: Delete`),
+			},
+			{
+				// A second destroy finishes the job; its plan starts from
+				// the state the failed one left.
+				PreConfig: func() {
+					runs := w.runs()
+					if index(runs, "top:DELETE") < 0 || index(runs, "top:DELETE") > index(runs, "mid:DELETE") ||
+						index(runs, "base:DELETE") >= 0 {
+						t.Fatalf("first destroy: %v", runs)
+					}
+					w.unflag("fail-mid-DELETE")
+				},
+				Config:  w.config("", items),
+				Destroy: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					planFunc(func(req plancheck.CheckPlanRequest) error {
+						prior, err := priorItems(req)
+						if err != nil {
+							return err
+						}
+						want := map[string]string{"base": "Succeeded", "mid": "DeleteFailed"}
+						if fmt.Sprint(phases(prior)) != fmt.Sprint(want) {
+							return fmt.Errorf("left after the failed destroy: %v, want %v", phases(prior), want)
+						}
+						return nil
+					}),
+				}},
+			},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			// The second destroy deleted only what was left, in order.
+			runs := w.runs()
+			if fmt.Sprint(runs) != "[mid:DELETE base:DELETE]" {
+				return fmt.Errorf("final destroy ran %v", runs)
+			}
+			return nil
+		},
+	})
+}
+
+// Behaviour 7: invalid configs fail at plan time with the item named, and
+// nothing runs.
+func TestAccExecution_planTimeErrors(t *testing.T) {
+	w := newWorld(t)
+	ok := execItem(nil, "")
+	cases := []struct {
+		name  string
+		items map[string]string
+		want  string
+	}{
+		{"unknown type", map[string]string{"a": ok, "x": `{ type = "helmet" }`}, `unknown deploy item type "helmet"`},
+		{"missing dependency", map[string]string{"a": execItem([]string{"ghost"}, "")}, `"ghost" is not a deploy item`},
+		{"cycle", map[string]string{"a": execItem([]string{"c"}, ""), "b": execItem([]string{"a"}, ""), "c": execItem([]string{"b"}, "")},
+			`dependency cycle: a -> c -> b -> a`},
+		{"timeout", map[string]string{"a": execItem(nil, "", `timeout = "ten minutes"`)}, `timeout "ten minutes" is neither a Go duration`},
+		{"config text", map[string]string{"a": `{ type = "mock", config = "phase: [" }`}, `config is neither JSON nor YAML`},
+		{"mock field", map[string]string{"a": `{ type = "mock", config = jsonencode({ phaze = "Failed" }) }`}, `unknown field "phaze"`},
+		{"mock phase", map[string]string{"a": `{ type = "mock", config = "phase: Progressing" }`}, `phase`},
+		{"exec command", map[string]string{"a": `{ type = "exec", config = jsonencode({ env = { A = "b" } }) }`}, `command`},
+		{"exec field", map[string]string{"a": `{ type = "exec", config = jsonencode({ command = ["true"], cmd = 1 }) }`}, `unknown field "cmd"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      w.config("", tc.items),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(regexp.QuoteMeta(tc.want)),
+				}},
+			})
+			if runs := w.runs(); len(runs) != 0 {
+				t.Fatalf("something ran: %v", runs)
+			}
+		})
+	}
+}
+
+// Behaviour 8: an item over its timeout fails with ERR_TIMEOUT.
+func TestAccExecution_itemTimeout(t *testing.T) {
+	w := newWorld(t)
+	items := map[string]string{
+		"slow": `{
+      type = "exec", timeout = "300ms"
+      config = jsonencode({ command = ["sh", "-c", "if [ \"$OPERATION\" = RECONCILE ]; then sleep 30; fi"] })
+    }`,
+		"next": execItem([]string{"slow"}, ""),
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      w.config("", items),
+				ExpectError: regexp.MustCompile(`(?s)Deploy item "slow" failed.*reason: Timeout.*300ms.*codes: ERR_TIMEOUT`),
+			},
+			{
+				// The prior state of the next plan shows what happened.
+				Config:      w.config("", items),
+				ExpectError: regexp.MustCompile(`Deploy item "slow" failed`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					// A failed create is tainted by Terraform (the docs show
+					// `terraform untaint` to resume in place instead).
+					plancheck.ExpectResourceAction(app, plancheck.ResourceActionReplace),
+					planFunc(func(req plancheck.CheckPlanRequest) error {
+						prior, err := priorItems(req)
+						if err != nil {
+							return err
+						}
+						if p := phases(prior); p["slow"] != "Failed" || p["next"] != "Init" {
+							return fmt.Errorf("phases %v", p)
+						}
+						codes := dig(prior["slow"], "last_error", "codes")
+						if fmt.Sprint(codes) != "[ERR_TIMEOUT]" {
+							return fmt.Errorf("codes %v", codes)
+						}
+						return nil
+					}),
+				}},
+			},
+		},
+	})
+}
+
+// Behaviours 10 and 11: exports from exec and mock, routed to
+// sensitive_exports on request; the plan keeps exports of items that do
+// not run known, so their readers are not disturbed.
+func TestAccExecution_exportsAndPlanTruth(t *testing.T) {
+	w := newWorld(t)
+	items := func(webVersion string, sensitive bool) map[string]string {
+		return map[string]string{
+			"db": execItem(nil, `EXPORT = jsonencode({ host = "db.local", port = 5432, tags = ["a", 1, true] })`),
+			"web": fmt.Sprintf(`{ type = "landscaper.gardener.cloud/mock", depends_on = ["db"], config = jsonencode({
+        apiVersion = "mock.deployer.landscaper.gardener.cloud/v1alpha1", kind = "ProviderConfiguration",
+        export = { url = "http://web/%s" }, providerStatus = { replicas = 2 } }) }`, webVersion),
+			"secret": execItem(nil, `EXPORT = "password: hunter2"`, fmt.Sprintf("sensitive_export = %t", sensitive)),
+			"quiet":  `{ type = "mock" }`,
+		}
+	}
+	readers := `
+resource "terraform_data" "db_reader" {
+  input = landscaper_execution.app.exports.db.host
+}
+resource "terraform_data" "web_reader" {
+  input = landscaper_execution.app.exports.web.url
+}`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: w.config("", items("v1", true), readers),
+				Check:  func(*terraform.State) error { return w.expectRuns("db:RECONCILE", "secret:RECONCILE") },
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("db"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+						"host": knownvalue.StringExact("db.local"),
+						"port": knownvalue.Int64Exact(5432),
+						"tags": knownvalue.TupleExact([]knownvalue.Check{knownvalue.StringExact("a"), knownvalue.Int64Exact(1), knownvalue.Bool(true)}),
+					})),
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("web").AtMapKey("url"), knownvalue.StringExact("http://web/v1")),
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("secret"), knownvalue.Null()),
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("quiet"), knownvalue.Null()),
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("sensitive_exports").AtMapKey("secret").AtMapKey("password"), knownvalue.StringExact("hunter2")),
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("sensitive_exports").AtMapKey("db"), knownvalue.Null()),
+					statecheck.ExpectKnownValue(app, statusItem("web").AtMapKey("provider_status"), knownvalue.StringExact(`{"replicas":2}`)),
+					statecheck.ExpectKnownValue(app, statusItem("quiet").AtMapKey("provider_status"), knownvalue.Null()),
+					statecheck.ExpectKnownValue("terraform_data.db_reader", tfjsonpath.New("output"), knownvalue.StringExact("db.local")),
+				},
+			},
+			{
+				// web changes: its export is unknown in the plan, db's stays
+				// known, so db_reader is untouched while web_reader updates.
+				Config: w.config("", items("v2", true), readers),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(app, plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("terraform_data.db_reader", plancheck.ResourceActionNoop),
+					plancheck.ExpectResourceAction("terraform_data.web_reader", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("db").AtMapKey("host"), knownvalue.StringExact("db.local")),
+					plancheck.ExpectUnknownValue(app, tfjsonpath.New("exports").AtMapKey("web")),
+					plancheck.ExpectUnknownValue(app, statusItem("web")),
+					plancheck.ExpectKnownValue(app, statusItem("db").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+					plancheck.ExpectUnknownValue(app, tfjsonpath.New("status").AtMapKey("job_id")),
+				}},
+				Check: func(*terraform.State) error { return w.expectRuns() },
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("terraform_data.web_reader", tfjsonpath.New("output"), knownvalue.StringExact("http://web/v2")),
+				},
+			},
+			{
+				// Routing an export elsewhere does not re-run its item.
+				Config: w.config("", items("v2", false), readers),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("secret").AtMapKey("password"), knownvalue.StringExact("hunter2")),
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("sensitive_exports").AtMapKey("secret"), knownvalue.Null()),
+				},
+				Check: func(*terraform.State) error { return w.expectRuns() },
+			},
+		},
+	})
+}
+
+// Import, then the next apply reconciles all items.
+func TestAccExecution_import(t *testing.T) {
+	w := newWorld(t)
+	items := map[string]string{"a": execItem(nil, ""), "b": execItem([]string{"a"}, "")}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				// Import adopts an execution Terraform knows nothing about.
+				Config:             w.config("", items),
+				ResourceName:       app,
+				ImportState:        true,
+				ImportStateId:      "app",
+				ImportStatePersist: true,
+				ImportStateCheck: func(s []*terraform.InstanceState) error {
+					if len(s) != 1 || s[0].Attributes["name"] != "app" || s[0].ID != "app" {
+						return fmt.Errorf("imported %v", s)
+					}
+					return nil
+				},
+			},
+			{
+				Config: w.config("", items),
+				Check: resource.ComposeTestCheckFunc(
+					func(*terraform.State) error { return w.expectRuns("a:RECONCILE", "b:RECONCILE") },
+					resource.TestCheckResourceAttr(app, "status.phase", "Succeeded"),
+				),
+			},
+		},
+	})
+}
+
+// exec's STATE_PATH survives between runs of an item, through Terraform
+// state; a transient exit (75) is retried.
+func TestAccExecution_execStateAndTransientExit(t *testing.T) {
+	w := newWorld(t)
+	counter := func(v string) string {
+		return fmt.Sprintf(`{
+      type = "exec"
+      config = jsonencode({ env = { V = %q }, command = ["sh", "-c", <<-EOT
+        n=$(cat "$STATE_PATH/count" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$STATE_PATH/count"
+        if [ ! -e %s/flaky-passed ]; then touch %s/flaky-passed; exit 75; fi
+        echo "{\"count\": $n}" > "$EXPORTS_PATH"
+      EOT
+      ] })
+    }`, v, w.dir, w.dir)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: w.config("", map[string]string{"c": counter("1")}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					// The transient first attempt counted too: state is kept
+					// across attempts.
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("c").AtMapKey("count"), knownvalue.Int64Exact(2)),
+				},
+			},
+			{
+				Config: w.config("", map[string]string{"c": counter("2")}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("c").AtMapKey("count"), knownvalue.Int64Exact(3)),
+				},
+			},
+		},
+	})
+}
