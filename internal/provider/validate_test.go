@@ -1,0 +1,97 @@
+package provider
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// fill builds a value of type typ from v, with null for whatever v leaves
+// out, so a test can write only the attributes it cares about.
+func fill(typ tftypes.Type, v any) tftypes.Value {
+	if v == nil {
+		return tftypes.NewValue(typ, nil)
+	}
+	switch t := typ.(type) {
+	case tftypes.Object:
+		in := v.(map[string]any)
+		out := map[string]tftypes.Value{}
+		for name, at := range t.AttributeTypes {
+			out[name] = fill(at, in[name])
+		}
+		return tftypes.NewValue(t, out)
+	case tftypes.Map:
+		in := v.(map[string]any)
+		out := map[string]tftypes.Value{}
+		for k, e := range in {
+			out[k] = fill(t.ElementType, e)
+		}
+		return tftypes.NewValue(t, out)
+	case tftypes.List:
+		in := v.([]string)
+		out := make([]tftypes.Value, len(in))
+		for i, e := range in {
+			out[i] = tftypes.NewValue(t.ElementType, e)
+		}
+		return tftypes.NewValue(t, out)
+	}
+	return tftypes.NewValue(typ, v)
+}
+
+func validate(t *testing.T, items map[string]any) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	r := &executionResource{deployers: Deployers()}
+	var sresp resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &sresp)
+	typ := sresp.Schema.Type().TerraformType(ctx)
+	cfg := tfsdk.Config{Schema: sresp.Schema, Raw: fill(typ, map[string]any{"name": "x", "deploy_items": items})}
+	var resp resource.ValidateConfigResponse
+	r.ValidateConfig(ctx, resource.ValidateConfigRequest{Config: cfg}, &resp)
+	out := map[string]string{}
+	for _, d := range resp.Diagnostics {
+		p := ""
+		if wp, ok := d.(interface{ Path() path.Path }); ok {
+			p = wp.Path().String()
+		}
+		out[p] = d.Detail()
+	}
+	return out
+}
+
+// Plan-time errors carry the exact attribute path of the offending field.
+func TestValidateConfigPaths(t *testing.T) {
+	ok := map[string]any{"type": "mock"}
+	cases := map[string]struct {
+		items map[string]any
+		path  string
+	}{
+		"type":       {map[string]any{"a": map[string]any{"type": "nope"}}, `deploy_items["a"].type`},
+		"config":     {map[string]any{"a": map[string]any{"type": "mock", "config": "[1,"}}, `deploy_items["a"].config`},
+		"deployer":   {map[string]any{"a": map[string]any{"type": "exec", "config": "{}"}}, `deploy_items["a"].config`},
+		"timeout":    {map[string]any{"a": map[string]any{"type": "mock", "timeout": "soon"}}, `deploy_items["a"].timeout`},
+		"depends_on": {map[string]any{"a": ok, "b": map[string]any{"type": "mock", "depends_on": []string{"zz"}}}, `deploy_items["b"].depends_on`},
+		"cycle": {map[string]any{
+			"a": map[string]any{"type": "mock", "depends_on": []string{"b"}},
+			"b": map[string]any{"type": "mock", "depends_on": []string{"a"}},
+		}, `deploy_items["a"].depends_on`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := validate(t, tc.items)
+			if len(got) != 1 {
+				t.Fatalf("diagnostics %v", got)
+			}
+			if _, found := got[tc.path]; !found {
+				t.Fatalf("diagnostics %v, want one on %s", got, tc.path)
+			}
+		})
+	}
+	if got := validate(t, map[string]any{"a": ok, "b": map[string]any{"type": "mock", "depends_on": []string{"a"}}}); len(got) != 0 {
+		t.Fatalf("valid config: %v", got)
+	}
+}
