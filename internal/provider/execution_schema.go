@@ -146,7 +146,19 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					},
 				},
 			},
-			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+			"timeouts": timeoutsAttribute(ctx),
 		},
 	}
+}
+
+// timeoutsAttribute is the framework's timeouts attribute with our defaults
+// described, since the framework leaves the attribute itself undocumented.
+func timeoutsAttribute(ctx context.Context) schema.Attribute {
+	a := timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})
+	if n, ok := a.(schema.SingleNestedAttribute); ok {
+		n.MarkdownDescription = "Bounds for a whole apply (`create`, `update`) or destroy (`delete`) of this " +
+			"execution, each `1h` by default. When one expires, running items are stopped and fail with `ERR_TIMEOUT`."
+		return n
+	}
+	return a
 }

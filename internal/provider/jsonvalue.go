@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -49,7 +50,7 @@ func anyToValue(v any) (attr.Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			elems[i], typs[i] = ev, ev.Type(nil)
+			elems[i], typs[i] = ev, ev.Type(context.Background())
 		}
 		t, diags := types.TupleValue(typs, elems)
 		if diags.HasError() {
@@ -64,7 +65,7 @@ func anyToValue(v any) (attr.Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			attrs[k], typs[k] = ev, ev.Type(nil)
+			attrs[k], typs[k] = ev, ev.Type(context.Background())
 		}
 		o, diags := types.ObjectValue(typs, attrs)
 		if diags.HasError() {

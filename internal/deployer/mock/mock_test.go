@@ -22,7 +22,13 @@ func req(config string) deployer.Request {
 	}
 }
 
-// classified asserts err is a *deployer.Error with the given shape.
+// expectClass asserts err is a *deployer.Error with the given shape.
+func expectClass(t *testing.T, err error, transient bool, reason string, codes ...string) {
+	t.Helper()
+	_ = classified(t, err, transient, reason, codes...)
+}
+
+// classified checks an error's classification and returns it for more checks.
 func classified(t *testing.T, err error, transient bool, reason string, codes ...string) *deployer.Error {
 	t.Helper()
 	var de *deployer.Error
@@ -103,7 +109,7 @@ func TestValidate(t *testing.T) {
 				if err == nil {
 					t.Fatalf("%s succeeded on an invalid config", name)
 				}
-				classified(t, err, false, ReasonConfigurationProblem, deployer.CodeConfigurationProblem)
+				expectClass(t, err, false, ReasonConfigurationProblem, deployer.CodeConfigurationProblem)
 			}
 		})
 	}
@@ -198,7 +204,7 @@ func TestTransientErrors(t *testing.T) {
 		r.Item, r.JobID = st.item, st.job
 		res, err := d.Reconcile(context.Background(), r)
 		if st.wantTransient {
-			classified(t, err, true, ReasonTransient)
+			expectClass(t, err, true, ReasonTransient)
 			if res.Export != nil {
 				t.Fatalf("%s: transient attempt exported %q", st.name, res.Export)
 			}
@@ -217,9 +223,9 @@ func TestTransientThenFailed(t *testing.T) {
 	d := New()
 	r := req(`{"transientErrors":1,"phase":"Failed"}`)
 	_, err := d.Reconcile(context.Background(), r)
-	classified(t, err, true, ReasonTransient)
+	expectClass(t, err, true, ReasonTransient)
 	_, err = d.Reconcile(context.Background(), r)
-	classified(t, err, false, ReasonFailed)
+	expectClass(t, err, false, ReasonFailed)
 }
 
 func TestTransientErrorsConcurrent(t *testing.T) {
@@ -292,7 +298,7 @@ func TestDuration(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			_, err := run(ctx, req(`{}`))
-			classified(t, err, false, ReasonInterrupted, deployer.CodeInterrupted)
+			expectClass(t, err, false, ReasonInterrupted, deployer.CodeInterrupted)
 		})
 	}
 }
@@ -303,9 +309,9 @@ func TestInterruptedAttemptIsNotCounted(t *testing.T) {
 	cancel()
 	r := req(`{"transientErrors":1}`)
 	_, err := d.Reconcile(ctx, r)
-	classified(t, err, false, ReasonInterrupted)
+	expectClass(t, err, false, ReasonInterrupted)
 	_, err = d.Reconcile(context.Background(), r)
-	classified(t, err, true, ReasonTransient)
+	expectClass(t, err, true, ReasonTransient)
 	if _, err := d.Reconcile(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
