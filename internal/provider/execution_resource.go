@@ -235,7 +235,7 @@ func (r *executionResource) apply(ctx context.Context, plan *executionModel, pre
 		logs := newJobLogger(ctx, want.sensitive, prev)
 		run := *r.engine
 		run.Observe = logs.observe
-		st = run.Reconcile(ctx, want.exec, prev, uuid.NewString())
+		st = logs.redact(run.Reconcile(ctx, want.exec, prev, uuid.NewString()))
 		diags.Append(itemDiagnostics(st, false)...)
 	}
 
@@ -273,7 +273,7 @@ func (r *executionResource) Delete(ctx context.Context, req resource.DeleteReque
 	logs := newJobLogger(ctx, nil, prev)
 	run := *r.engine
 	run.Observe = logs.observe
-	st := run.Delete(ctx, m.Name.ValueString(), prev, uuid.NewString())
+	st := logs.redact(run.Delete(ctx, m.Name.ValueString(), prev, uuid.NewString()))
 	if len(st.Items) == 0 && st.LastError == nil {
 		return // gone; the framework removes the resource from state
 	}
@@ -328,6 +328,9 @@ func itemDiagnostics(st engine.Status, deleting bool) diag.Diagnostics {
 }
 
 func errorDetail(e *engine.Error) string {
-	return fmt.Sprintf("operation: %s\nreason: %s\nmessage: %s\ncodes: %s",
-		e.Operation, e.Reason, e.Message, strings.Join(e.Codes, ", "))
+	codes := strings.Join(e.Codes, ", ")
+	if codes == "" {
+		codes = "none"
+	}
+	return fmt.Sprintf("operation: %s\nreason: %s\nmessage: %s\ncodes: %s", e.Operation, e.Reason, e.Message, codes)
 }

@@ -88,6 +88,27 @@ func (l *jobLogger) masked(s string) string {
 	return s
 }
 
+// redact masks known sensitive export strings in the error messages of a
+// job's result. Those messages quote command output (exec's stderr tail)
+// and end up in state and diagnostics, neither of which is sensitive.
+func (l *jobLogger) redact(st engine.Status) engine.Status {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	redactError := func(e *engine.Error) *engine.Error {
+		if e == nil {
+			return nil
+		}
+		c := *e
+		c.Message = l.masked(c.Message)
+		return &c
+	}
+	st.LastError = redactError(st.LastError)
+	for _, is := range st.Items {
+		is.LastError = redactError(is.LastError)
+	}
+	return st
+}
+
 func (l *jobLogger) observe(ev engine.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -149,6 +170,9 @@ func (l *jobLogger) itemEvent(ev engine.Event, fields map[string]any) {
 func (l *jobLogger) errorSuffix(e *engine.Error) string {
 	if e == nil {
 		return ""
+	}
+	if len(e.Codes) == 0 {
+		return fmt.Sprintf(" (%s)", e.Reason)
 	}
 	return fmt.Sprintf(" (%s, %s)", e.Reason, strings.Join(e.Codes, ","))
 }
