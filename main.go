@@ -2,11 +2,11 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"log"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/provider"
 )
@@ -19,10 +19,18 @@ func main() {
 	flag.BoolVar(&debug, "debug", false, "run with support for debuggers like delve")
 	flag.Parse()
 
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address: "registry.terraform.io/landscaper-tf/landscaper",
-		Debug:   debug,
-	})
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	newServer := provider.NewServer(version)
+	err := tf6server.Serve("registry.terraform.io/landscaper-tf/landscaper", func() tfprotov6.ProviderServer {
+		s, err := newServer()
+		if err != nil {
+			log.Fatal(err.Error())
+		}
+		return s
+	}, opts...)
 	if err != nil {
 		log.Fatal(err.Error())
 	}

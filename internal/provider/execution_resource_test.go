@@ -108,7 +108,9 @@ func TestAccExecution_orderAndParallelism(t *testing.T) {
 // Behaviours 2, 3 and 4: a failed item stops new triggering while running
 // items finish; the state tells each item's truth; the next plan resumes
 // in place and its apply runs only what failed or never ran.
-func TestAccExecution_failureAndResume(t *testing.T) {
+func TestAccExecution_failureAndResume(t *testing.T) { bothServers(t, testExecutionFailureAndResume) }
+
+func testExecutionFailureAndResume(t *testing.T, factories factories) {
 	w := newWorld(t)
 	base := map[string]string{
 		"a": execItem(nil, ""),
@@ -124,7 +126,7 @@ func TestAccExecution_failureAndResume(t *testing.T) {
 	}
 	var firstJob string
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		ProtoV6ProviderFactories: factories,
 		Steps: []resource.TestStep{
 			{
 				Config: w.config("", base),
@@ -265,13 +267,17 @@ func TestAccExecution_changesRunOnlyWhatChanged(t *testing.T) {
 // DELETE keeps the resource and the undeleted items in state, and a later
 // destroy finishes the job.
 func TestAccExecution_destroyOrderAndFailedDelete(t *testing.T) {
+	bothServers(t, testExecutionDestroyOrderAndFailedDelete)
+}
+
+func testExecutionDestroyOrderAndFailedDelete(t *testing.T, factories factories) {
 	w := newWorld(t)
 	items := map[string]string{
 		"base": execItem(nil, ""), "mid": execItem([]string{"base"}, ""),
 		"top": execItem([]string{"mid"}, ""), "side": execItem(nil, ""),
 	}
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		ProtoV6ProviderFactories: factories,
 		Steps: []resource.TestStep{
 			{Config: w.config("", items)},
 			{
@@ -409,6 +415,10 @@ func TestAccExecution_itemTimeout(t *testing.T) {
 // sensitive_exports on request; the plan keeps exports of items that do
 // not run known, so their readers are not disturbed.
 func TestAccExecution_exportsAndPlanTruth(t *testing.T) {
+	bothServers(t, testExecutionExportsAndPlanTruth)
+}
+
+func testExecutionExportsAndPlanTruth(t *testing.T, factories factories) {
 	w := newWorld(t)
 	items := func(webVersion string, sensitive bool) map[string]string {
 		return map[string]string{
@@ -428,7 +438,7 @@ resource "terraform_data" "web_reader" {
   input = landscaper_execution.app.exports.web.url
 }`
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		ProtoV6ProviderFactories: factories,
 		Steps: []resource.TestStep{
 			{
 				Config: w.config("", items("v1", true), readers),

@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -15,28 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
-
-var errorAttrTypes = map[string]attr.Type{
-	"operation": types.StringType,
-	"reason":    types.StringType,
-	"message":   types.StringType,
-	"codes":     types.ListType{ElemType: types.StringType},
-}
-
-var itemStatusAttrTypes = map[string]attr.Type{
-	"phase":           types.StringType,
-	"job_id_finished": types.StringType,
-	"last_error":      types.ObjectType{AttrTypes: errorAttrTypes},
-	"provider_status": types.StringType,
-}
-
-var statusAttrTypes = map[string]attr.Type{
-	"phase":           types.StringType,
-	"job_id":          types.StringType,
-	"job_id_finished": types.StringType,
-	"last_error":      types.ObjectType{AttrTypes: errorAttrTypes},
-	"deploy_items":    types.MapType{ElemType: types.ObjectType{AttrTypes: itemStatusAttrTypes}},
-}
 
 func errorSchema(of string) schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{

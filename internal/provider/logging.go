@@ -183,11 +183,3 @@ func round(d time.Duration) time.Duration {
 	}
 	return d.Round(10 * time.Millisecond)
 }
-
-// tflogPlan says at INFO what a job is going to do, by item name only.
-func tflogPlan(ctx context.Context, name string, p engine.Plan) {
-	tflog.Info(ctx, fmt.Sprintf("execution %q: plan runs %d deploy item(s), keeps %d, deletes %d",
-		name, len(p.Run), len(p.Skip), len(p.Delete)), map[string]any{
-		"run": strings.Join(p.Run, ","), "delete": strings.Join(p.Delete, ","),
-	})
-}

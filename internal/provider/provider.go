@@ -6,6 +6,7 @@ package provider
 import (
 	"context"
 	"os"
+	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/exec"
@@ -29,15 +31,28 @@ var _ provider.Provider = (*Provider)(nil)
 
 // Provider is the landscaper provider.
 type Provider struct {
-	version   string
-	deployers *deployer.Registry
+	version    string
+	deployers  *deployer.Registry
+	engine     atomic.Pointer[engine.Engine]
+	executions *executions
 }
 
-// New returns a constructor of the provider for providerserver.
+// New returns a constructor of the provider for a plain framework server.
+// Terraform is served by NewServer, which adds the protocol fast path.
 func New(version string) func() provider.Provider {
-	return func() provider.Provider {
-		return &Provider{version: version, deployers: Deployers()}
+	return func() provider.Provider { return newProvider(version) }
+}
+
+func newProvider(version string) *Provider {
+	p := &Provider{version: version, deployers: Deployers()}
+	var s resource.SchemaResponse
+	(&executionResource{}).Schema(context.Background(), resource.SchemaRequest{}, &s)
+	p.executions = &executions{
+		vt:        newValueTypes(s.Schema.Type().TerraformType(context.Background()).(tftypes.Object)),
+		deployers: p.deployers,
+		engine:    p.engine.Load,
 	}
+	return p
 }
 
 // Deployers returns a registry with every deployer type this provider
@@ -85,12 +100,12 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	if !cfg.MaxParallelism.IsNull() && !cfg.MaxParallelism.IsUnknown() {
 		limit = int(cfg.MaxParallelism.ValueInt64())
 	}
-	resp.ResourceData = engine.New(p.deployers, limit)
+	p.engine.Store(engine.New(p.deployers, limit))
 }
 
 func (p *Provider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
-		func() resource.Resource { return &executionResource{deployers: p.deployers} },
+		func() resource.Resource { return &executionResource{x: p.executions} },
 	}
 }
 

@@ -1,12 +1,8 @@
 package provider
 
 import (
-	"context"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
@@ -44,21 +40,11 @@ func fill(typ tftypes.Type, v any) tftypes.Value {
 
 func validate(t *testing.T, items map[string]any) map[string]string {
 	t.Helper()
-	ctx := context.Background()
-	r := &executionResource{deployers: Deployers()}
-	var sresp resource.SchemaResponse
-	r.Schema(ctx, resource.SchemaRequest{}, &sresp)
-	typ := sresp.Schema.Type().TerraformType(ctx)
-	cfg := tfsdk.Config{Schema: sresp.Schema, Raw: fill(typ, map[string]any{"name": "x", "deploy_items": items})}
-	var resp resource.ValidateConfigResponse
-	r.ValidateConfig(ctx, resource.ValidateConfigRequest{Config: cfg}, &resp)
+	x := newProvider("test").executions
+	problems := x.validate(fill(x.vt.resource, map[string]any{"name": "x", "deploy_items": items}))
 	out := map[string]string{}
-	for _, d := range resp.Diagnostics {
-		p := ""
-		if wp, ok := d.(interface{ Path() path.Path }); ok {
-			p = wp.Path().String()
-		}
-		out[p] = d.Detail()
+	for _, p := range problems {
+		out[frameworkPath(p.path).String()] = p.detail
 	}
 	return out
 }

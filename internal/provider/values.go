@@ -1,0 +1,301 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"sort"
+
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+)
+
+// Values of landscaper_execution are read and written as tftypes values.
+// An execution of a few hundred items is several thousand values, and
+// converting them through the framework's reflection costs far more than
+// the job itself; see protocol.go.
+
+// valueTypes holds the Terraform types of the resource's attributes, taken
+// from the framework schema so there is one definition of the schema.
+type valueTypes struct {
+	resource   tftypes.Object
+	item       tftypes.Object // an element of deploy_items
+	status     tftypes.Object
+	itemStatus tftypes.Object
+	lastError  tftypes.Object
+}
+
+func newValueTypes(resource tftypes.Object) valueTypes {
+	vt := valueTypes{resource: resource}
+	vt.item = resource.AttributeTypes["deploy_items"].(tftypes.Map).ElementType.(tftypes.Object)
+	vt.status = resource.AttributeTypes["status"].(tftypes.Object)
+	vt.itemStatus = vt.status.AttributeTypes["deploy_items"].(tftypes.Map).ElementType.(tftypes.Object)
+	vt.lastError = vt.status.AttributeTypes["last_error"].(tftypes.Object)
+	return vt
+}
+
+// fields returns the attributes of a known object or the elements of a
+// known map; nil for null or unknown values.
+func fields(v tftypes.Value) map[string]tftypes.Value {
+	if !v.IsKnown() || v.IsNull() {
+		return nil
+	}
+	var m map[string]tftypes.Value
+	if err := v.As(&m); err != nil {
+		return nil
+	}
+	return m
+}
+
+// str returns a known string, or def when null.
+func str(v tftypes.Value, def string) string {
+	var s *string
+	if !v.IsKnown() || v.As(&s) != nil || s == nil {
+		return def
+	}
+	return *s
+}
+
+func boolean(v tftypes.Value, def bool) bool {
+	var b *bool
+	if !v.IsKnown() || v.As(&b) != nil || b == nil {
+		return def
+	}
+	return *b
+}
+
+func stringList(v tftypes.Value) []string {
+	var elems []tftypes.Value
+	if !v.IsKnown() || v.IsNull() || v.As(&elems) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		out = append(out, str(e, ""))
+	}
+	return out
+}
+
+func stringValue(s string) tftypes.Value { return tftypes.NewValue(tftypes.String, s) }
+
+func stringOrNull(s string) tftypes.Value {
+	if s == "" {
+		return tftypes.NewValue(tftypes.String, nil)
+	}
+	return stringValue(s)
+}
+
+// itemPath is the attribute path of one deploy item, or of one of its fields.
+func itemPath(name string, field ...string) *tftypes.AttributePath {
+	p := tftypes.NewAttributePath().WithAttributeName("deploy_items").WithElementKeyString(name)
+	for _, f := range field {
+		p = p.WithAttributeName(f)
+	}
+	return p
+}
+
+// Attribute names used in more than one place.
+const (
+	attrDeployItems        = "deploy_items"
+	attrUpdateOnChangeOnly = "update_on_change_only"
+	attrSensitiveExport    = "sensitive_export"
+)
+
+// Defaults of the optional deploy item attributes, as the schema documents them.
+const (
+	defaultItemTimeout        = "10m"
+	defaultUpdateOnChangeOnly = true
+	defaultSensitiveExport    = false
+)
+
+// withDefaults fills the optional attributes of every known deploy item
+// the way the schema documents them.
+func (vt valueTypes) withDefaults(items tftypes.Value) tftypes.Value {
+	m := fields(items)
+	if m == nil {
+		return items
+	}
+	out := make(map[string]tftypes.Value, len(m))
+	for name, it := range m {
+		f := fields(it)
+		if f == nil {
+			out[name] = it
+			continue
+		}
+		setDefault(f, "timeout", stringValue(defaultItemTimeout))
+		setDefault(f, attrUpdateOnChangeOnly, tftypes.NewValue(tftypes.Bool, defaultUpdateOnChangeOnly))
+		setDefault(f, attrSensitiveExport, tftypes.NewValue(tftypes.Bool, defaultSensitiveExport))
+		out[name] = tftypes.NewValue(vt.item, f)
+	}
+	return tftypes.NewValue(items.Type(), out)
+}
+
+func setDefault(f map[string]tftypes.Value, name string, def tftypes.Value) {
+	if v := f[name]; v.IsKnown() && v.IsNull() {
+		f[name] = def
+	}
+}
+
+// statusValue renders the engine status as the status attribute.
+func (vt valueTypes) statusValue(st engine.Status) tftypes.Value {
+	items := make(map[string]tftypes.Value, len(st.Items))
+	for n, is := range st.Items {
+		items[n] = vt.itemStatusValue(is)
+	}
+	return tftypes.NewValue(vt.status, map[string]tftypes.Value{
+		"phase":           stringOrNull(string(st.Phase)),
+		"job_id":          stringOrNull(st.JobID),
+		"job_id_finished": stringOrNull(st.JobIDFinished),
+		"last_error":      vt.errorValue(st.LastError),
+		attrDeployItems:   tftypes.NewValue(vt.status.AttributeTypes[attrDeployItems], items),
+	})
+}
+
+func (vt valueTypes) itemStatusValue(is *engine.ItemStatus) tftypes.Value {
+	ps := tftypes.NewValue(tftypes.String, nil)
+	if len(is.ProviderStatus) > 0 && string(is.ProviderStatus) != "null" {
+		ps = stringValue(string(is.ProviderStatus))
+	}
+	return tftypes.NewValue(vt.itemStatus, map[string]tftypes.Value{
+		"phase":           stringValue(string(is.Phase)),
+		"job_id_finished": stringOrNull(is.JobIDFinished),
+		"last_error":      vt.errorValue(is.LastError),
+		"provider_status": ps,
+	})
+}
+
+func (vt valueTypes) errorValue(e *engine.Error) tftypes.Value {
+	if e == nil {
+		return tftypes.NewValue(vt.lastError, nil)
+	}
+	codes := make([]tftypes.Value, len(e.Codes))
+	for i, c := range e.Codes {
+		codes[i] = stringValue(c)
+	}
+	return tftypes.NewValue(vt.lastError, map[string]tftypes.Value{
+		"operation": stringValue(e.Operation),
+		"reason":    stringValue(e.Reason),
+		"message":   stringValue(e.Message),
+		"codes":     tftypes.NewValue(vt.lastError.AttributeTypes["codes"], codes),
+	})
+}
+
+// plannedStatus is the status a job will leave, as far as it is known
+// before it runs: items that run and the execution's own fields are
+// unknown; skipped items keep their status; orphans leave the map.
+func (vt valueTypes) plannedStatus(prev engine.Status, plan engine.Plan) tftypes.Value {
+	items := make(map[string]tftypes.Value, len(plan.Run)+len(plan.Skip))
+	for _, n := range plan.Run {
+		items[n] = tftypes.NewValue(vt.itemStatus, tftypes.UnknownValue)
+	}
+	for _, n := range plan.Skip {
+		items[n] = vt.itemStatusValue(prev.Items[n])
+	}
+	unknown := func(t tftypes.Type) tftypes.Value { return tftypes.NewValue(t, tftypes.UnknownValue) }
+	return tftypes.NewValue(vt.status, map[string]tftypes.Value{
+		"phase":           unknown(tftypes.String),
+		"job_id":          unknown(tftypes.String),
+		"job_id_finished": unknown(tftypes.String),
+		"last_error":      unknown(vt.lastError),
+		attrDeployItems:   tftypes.NewValue(vt.status.AttributeTypes[attrDeployItems], items),
+	})
+}
+
+var dynamicNull = tftypes.NewValue(tftypes.DynamicPseudoType, nil)
+
+// exportValues renders exports and sensitive_exports: objects with one
+// attribute per item in names. Items in unknown have unknown exports.
+func exportValues(st engine.Status, names []string, sensitive, unknown map[string]bool) (plain, secret tftypes.Value, err error) {
+	attrTypes := make(map[string]tftypes.Type, len(names))
+	pv := make(map[string]tftypes.Value, len(names))
+	sv := make(map[string]tftypes.Value, len(names))
+	for _, n := range names {
+		attrTypes[n] = tftypes.DynamicPseudoType
+		pv[n], sv[n] = dynamicNull, dynamicNull
+		v := tftypes.NewValue(tftypes.DynamicPseudoType, tftypes.UnknownValue)
+		if !unknown[n] {
+			var raw json.RawMessage
+			if is := st.Items[n]; is != nil {
+				raw = is.Export
+			}
+			if v, err = jsonToValue(raw); err != nil {
+				return plain, secret, fmt.Errorf("export of deploy item %q: %w", n, err)
+			}
+		}
+		if sensitive[n] {
+			sv[n] = v
+		} else {
+			pv[n] = v
+		}
+	}
+	t := tftypes.Object{AttributeTypes: attrTypes}
+	return tftypes.NewValue(t, pv), tftypes.NewValue(t, sv), nil
+}
+
+// jsonToValue turns an export (any JSON) into a Terraform value with
+// concrete types, so `exports.item.a.b` works in HCL: objects become
+// objects, arrays tuples, numbers exact numbers. JSON null, or no export,
+// is null.
+func jsonToValue(raw json.RawMessage) (tftypes.Value, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return dynamicNull, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return dynamicNull, fmt.Errorf("not JSON: %w", err)
+	}
+	return anyToValue(v)
+}
+
+func anyToValue(v any) (tftypes.Value, error) {
+	switch x := v.(type) {
+	case nil:
+		return dynamicNull, nil
+	case bool:
+		return tftypes.NewValue(tftypes.Bool, x), nil
+	case string:
+		return tftypes.NewValue(tftypes.String, x), nil
+	case json.Number:
+		f, _, err := big.ParseFloat(string(x), 10, 512, big.ToNearestEven)
+		if err != nil {
+			return dynamicNull, fmt.Errorf("number %s: %w", x, err)
+		}
+		return tftypes.NewValue(tftypes.Number, f), nil
+	case []any:
+		elems := make([]tftypes.Value, len(x))
+		typs := make([]tftypes.Type, len(x))
+		for i, e := range x {
+			ev, err := anyToValue(e)
+			if err != nil {
+				return dynamicNull, err
+			}
+			elems[i], typs[i] = ev, ev.Type()
+		}
+		return tftypes.NewValue(tftypes.Tuple{ElementTypes: typs}, elems), nil
+	case map[string]any:
+		attrs := make(map[string]tftypes.Value, len(x))
+		typs := make(map[string]tftypes.Type, len(x))
+		for k, e := range x {
+			ev, err := anyToValue(e)
+			if err != nil {
+				return dynamicNull, err
+			}
+			attrs[k], typs[k] = ev, ev.Type()
+		}
+		return tftypes.NewValue(tftypes.Object{AttributeTypes: typs}, attrs), nil
+	}
+	return dynamicNull, fmt.Errorf("unsupported JSON value %T", v)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
