@@ -340,6 +340,24 @@ func decodePrivate(private []byte) (engine.Status, error) {
 	return st, nil
 }
 
+// settled reports whether private state records a job that ran to its end
+// and succeeded: then every item succeeded with its current spec and no
+// orphan is left (see engine.PlanJob).
+func settled(private []byte) bool {
+	var head struct {
+		Status struct {
+			Phase         engine.Phase `json:"phase"`
+			JobID         string       `json:"jobID"`
+			JobIDFinished string       `json:"jobIDFinished"`
+		} `json:"engine_status"`
+	}
+	if len(private) == 0 || json.Unmarshal(private, &head) != nil {
+		return false
+	}
+	st := engine.Status{Phase: head.Status.Phase, JobID: head.Status.JobID, JobIDFinished: head.Status.JobIDFinished}
+	return st.Succeeded()
+}
+
 func encodePrivate(st engine.Status) ([]byte, error) {
 	raw, err := json.Marshal(st)
 	if err != nil {

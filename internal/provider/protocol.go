@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -69,7 +71,11 @@ func (s *server) UpgradeResourceState(ctx context.Context, req *tfprotov6.Upgrad
 	if req.TypeName != executionType || req.RawState == nil || req.RawState.JSON == nil {
 		return s.ProviderServer.UpgradeResourceState(ctx, req)
 	}
-	// Schema version 0 is the only one; the JSON only needs decoding.
+	// Schema version 0 is the only one. State with exactly the schema's
+	// attributes goes back as it is: Terraform accepts JSON here.
+	if s.x.vt.hasExactAttributes(req.RawState.JSON) {
+		return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &tfprotov6.DynamicValue{JSON: req.RawState.JSON}}, nil
+	}
 	v, err := req.RawState.UnmarshalWithOpts(s.x.vt.resource, tfprotov6.UnmarshalOpts{
 		ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true},
 	})
@@ -91,6 +97,14 @@ func (s *server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRe
 func (s *server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	if req.TypeName != executionType {
 		return s.ProviderServer.PlanResourceChange(ctx, req)
+	}
+	// The common case, a plan with nothing to do: the configuration leaves
+	// the state as it is (Terraform encodes equal values to equal bytes)
+	// and the last job succeeded, so nothing will run and the planned
+	// state is the prior state. executions.plan would compute the same.
+	if req.PriorState != nil && req.ProposedNewState != nil && len(req.PriorState.MsgPack) > 0 &&
+		bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) && settled(req.PriorPrivate) {
+		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate}, nil
 	}
 	prior, d1 := s.decode(req.PriorState)
 	proposed, d2 := s.decode(req.ProposedNewState)
@@ -137,4 +151,19 @@ func protocolDiagnostics(ps problems) []*tfprotov6.Diagnostic {
 
 func errorDiagnostics(summary string, err error) []*tfprotov6.Diagnostic {
 	return []*tfprotov6.Diagnostic{{Severity: tfprotov6.DiagnosticSeverityError, Summary: summary, Detail: err.Error()}}
+}
+
+// hasExactAttributes reports whether stored state JSON has exactly the
+// schema's attributes, so it can be handed back without decoding.
+func (vt valueTypes) hasExactAttributes(stateJSON []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(stateJSON, &top) != nil || len(top) != len(vt.resource.AttributeTypes) {
+		return false
+	}
+	for name := range vt.resource.AttributeTypes {
+		if _, ok := top[name]; !ok {
+			return false
+		}
+	}
+	return true
 }

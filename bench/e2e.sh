@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# End-to-end benchmark: a layered DAG of zero-latency deploy items as ONE
+# landscaper_execution ("ours") versus the same DAG as terraform_data
+# resources with depends_on ("native"). For each: apply from empty state,
+# no-op plan (must report no changes), destroy; median of BENCH_RUNS runs.
+#
+#   BENCH_RUNS=3      runs per measurement (median reported)
+#   BENCH_STRICT=1    exit 1 if a goal is missed (default: report only)
+#   TERRAFORM=...     terraform binary (default: terraform on PATH)
+#   BENCH_LAYERS=10 BENCH_WIDTH=40 BENCH_FANIN=4   DAG shape
+set -euo pipefail
+
+runs=${BENCH_RUNS:-3} strict=${BENCH_STRICT:-0}
+layers=${BENCH_LAYERS:-10} width=${BENCH_WIDTH:-40} fanin=${BENCH_FANIN:-4}
+apply_goal=10 plan_goal=3 # native/ours must reach these ratios
+tf=${TERRAFORM:-terraform}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 TF_INPUT=0
+unset TF_LOG TF_LOG_PATH TF_LOG_PROVIDER
+
+# gen native|ours: prints the DAG config. Node w of layer l>0 depends on
+# nodes (w + k*width/fanin) % width, k in 0..fanin-1, of layer l-1.
+gen() {
+  awk -v kind="$1" -v L="$layers" -v W="$width" -v K="$fanin" 'BEGIN {
+    step = int(W / K)
+    if (kind == "ours") {
+      print "terraform {\n  required_providers {\n    landscaper = { source = \"landscaper-tf/landscaper\" }\n  }\n}\n"
+      print "resource \"landscaper_execution\" \"dag\" {\n  name = \"dag\"\n  deploy_items = {"
+    }
+    for (l = 0; l < L; l++) for (w = 0; w < W; w++) {
+      deps = ""
+      for (k = 0; l > 0 && k < K; k++) {
+        d = (w + k * step) % W
+        deps = deps (k ? ", " : "") (kind == "ours" ? sprintf("\"l%d-%d\"", l - 1, d) : sprintf("terraform_data.l%d_%d", l - 1, d))
+      }
+      if (kind == "ours")
+        printf "    \"l%d-%d\" = { type = \"mock\"%s }\n", l, w, (deps == "" ? "" : ", depends_on = [" deps "]")
+      else
+        printf "resource \"terraform_data\" \"l%d_%d\" {%s}\n", l, w, (deps == "" ? "" : " depends_on = [" deps "] ")
+    }
+    if (kind == "ours") print "  }\n}"
+  }'
+}
+
+# timed LOG CMD...: runs CMD, appends its output to LOG, prints seconds.
+# Returns CMD's exit code.
+timed() {
+  local log=$1 t0 rc=0
+  shift
+  t0=$EPOCHREALTIME
+  "$@" >>"$log" 2>&1 || rc=$?
+  awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f\n", b - a }'
+  return "$rc"
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+
+fail() { echo "ERROR: $1 (log: last lines of $2)" >&2; tail -n 30 "$2" >&2; exit 1; }
+
+# bench NAME: runs apply, no-op plan and destroy $runs times in $tmp/NAME
+# and sets med_NAME_{apply,plan,destroy}.
+bench() {
+  local name=$1 dir=$tmp/$1 log=$tmp/$1.log ta tp td rc
+  local apply=() plan=() destroy=()
+  for ((i = 1; i <= runs; i++)); do
+    rm -f "$dir"/terraform.tfstate*
+    ta=$(timed "$log" "$tf" -chdir="$dir" apply -auto-approve -input=false -no-color) || fail "$name apply failed" "$log"
+    rc=0
+    tp=$(timed "$log" "$tf" -chdir="$dir" plan -input=false -no-color -detailed-exitcode) || rc=$?
+    ((rc == 0)) || fail "$name no-op plan exited $rc (2 = changes planned, 1 = error)" "$log"
+    td=$(timed "$log" "$tf" -chdir="$dir" destroy -auto-approve -input=false -no-color) || fail "$name destroy failed" "$log"
+    apply+=("$ta") plan+=("$tp") destroy+=("$td")
+    printf '  %-6s run %d/%d: apply %6.2fs  plan %6.2fs  destroy %6.2fs\n' "$name" "$i" "$runs" "$ta" "$tp" "$td"
+  done
+  printf -v "med_${name}_apply" '%s' "$(median "${apply[@]}")"
+  printf -v "med_${name}_plan" '%s' "$(median "${plan[@]}")"
+  printf -v "med_${name}_destroy" '%s' "$(median "${destroy[@]}")"
+}
+
+echo "Building the provider..."
+mkdir -p "$tmp/bin" "$tmp/native" "$tmp/ours"
+(cd "$root" && go build -o "$tmp/bin/terraform-provider-landscaper" .)
+cat >"$tmp/dev.tfrc" <<EOF
+provider_installation {
+  dev_overrides {
+    "landscaper-tf/landscaper" = "$tmp/bin"
+  }
+  direct {}
+}
+EOF
+# dev_overrides: no `terraform init` for ours (it would query the registry).
+# Native needs none either: terraform_data is built in.
+export TF_CLI_CONFIG_FILE=$tmp/dev.tfrc
+gen native >"$tmp/native/main.tf"
+gen ours >"$tmp/ours/main.tf"
+
+echo "DAG: $layers layers x $width nodes, fan-in $fanin ($((layers * width)) nodes); $("$tf" version | head -n1); $runs run(s), median"
+bench native
+bench ours
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
+apply_ratio=$(ratio "$med_native_apply" "$med_ours_apply")
+plan_ratio=$(ratio "$med_native_plan" "$med_ours_plan")
+destroy_ratio=$(ratio "$med_native_destroy" "$med_ours_destroy")
+
+echo
+printf '%-14s %10s %10s %14s\n' "" native ours "native/ours"
+printf '%-14s %9.2fs %9.2fs %13sx\n' apply "$med_native_apply" "$med_ours_apply" "$apply_ratio"
+printf '%-14s %9.2fs %9.2fs %13sx\n' "no-op plan" "$med_native_plan" "$med_ours_plan" "$plan_ratio"
+printf '%-14s %9.2fs %9.2fs %13sx\n' destroy "$med_native_destroy" "$med_ours_destroy" "$destroy_ratio"
+echo
+
+missed=0
+goal() { # goal LABEL RATIO TARGET
+  if awk -v r="$2" -v g="$3" 'BEGIN { exit !(r >= g) }'; then
+    echo "PASS  $1: ${2}x >= ${3}x"
+  else
+    echo "FAIL  $1: ${2}x < ${3}x"
+    missed=1
+  fi
+}
+goal "apply faster than native" "$apply_ratio" "$apply_goal"
+goal "no-op plan faster than native" "$plan_ratio" "$plan_goal"
+
+if ((missed)) && [[ $strict == 1 ]]; then
+  exit 1
+fi
