@@ -70,7 +70,6 @@ func BenchmarkRPC(b *testing.B) {
 	})
 }
 
-
 // rpcFixture is a configured server and one 400-item execution created
 // through it, as Terraform would: plan, then apply.
 type rpcFixture struct {
