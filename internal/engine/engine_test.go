@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -221,7 +223,7 @@ func TestOrphansAreDeletedInReverseOrderDuringInit(t *testing.T) {
 	if !reflect.DeepEqual(calls, want) {
 		t.Fatalf("calls %v, want %v", calls, want)
 	}
-	if got := sortedKeys(st2.Items); !reflect.DeepEqual(got, []string{"keep", "new"}) || !st2.Succeeded() {
+	if got := slices.Sorted(maps.Keys(st2.Items)); !reflect.DeepEqual(got, []string{"keep", "new"}) || !st2.Succeeded() {
 		t.Fatalf("items %v phase %s", got, st2.Phase)
 	}
 }

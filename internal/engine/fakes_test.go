@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -255,14 +254,5 @@ func phasesOf(st Status) map[string]Phase {
 	for n, is := range st.Items {
 		out[n] = is.Phase
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

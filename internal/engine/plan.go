@@ -1,6 +1,10 @@
 package engine
 
-import "sort"
+import (
+	"maps"
+	"slices"
+	"sort"
+)
 
 // Plan says what the next job will do. The provider shows it in
 // `terraform plan` and the engine follows it in apply, so both come from
@@ -35,7 +39,7 @@ func (p Plan) Noop() bool { return !p.Job }
 func PlanJob(ex Execution, st Status) Plan {
 	var p Plan
 	var always []string
-	for _, name := range sortedNames(ex.Items) {
+	for _, name := range slices.Sorted(maps.Keys(ex.Items)) {
 		spec := ex.Items[name]
 		is := st.Items[name]
 		switch {
@@ -47,7 +51,7 @@ func PlanJob(ex Execution, st Status) Plan {
 			p.Skip = append(p.Skip, name)
 		}
 	}
-	for _, name := range sortedNames(st.Items) {
+	for _, name := range slices.Sorted(maps.Keys(st.Items)) {
 		if _, ok := ex.Items[name]; ok {
 			continue
 		}

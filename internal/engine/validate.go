@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,7 +28,7 @@ func (p Problem) Error() string {
 // the same config always yields the same diagnostics.
 func Validate(ex Execution, reg *deployer.Registry) []Problem {
 	var out []Problem
-	names := sortedNames(ex.Items)
+	names := slices.Sorted(maps.Keys(ex.Items))
 	for _, name := range names {
 		spec := ex.Items[name]
 		if d, ok := reg.Get(spec.Type); !ok {
@@ -104,7 +106,7 @@ func FindCycle(items map[string]ItemSpec) []string {
 		state[n] = done
 		return false
 	}
-	for _, n := range sortedNames(items) {
+	for _, n := range slices.Sorted(maps.Keys(items)) {
 		if state[n] == unvisited && visit(n) {
 			return found
 		}
@@ -119,13 +121,4 @@ func indexOf(s []string, v string) int {
 		}
 	}
 	return -1
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

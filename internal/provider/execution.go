@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -185,7 +187,7 @@ func (x *executions) plan(prior, proposed tftypes.Value, priorPrivate []byte) (t
 			unknown[n] = true
 		}
 	}
-	if f["exports"], f["sensitive_exports"], err = exportValues(prev, sortedKeys(want.exec.Items), want.sensitive, unknown); err != nil {
+	if f["exports"], f["sensitive_exports"], err = exportValues(prev, slices.Sorted(maps.Keys(want.exec.Items)), want.sensitive, unknown); err != nil {
 		ps.add(tftypes.NewAttributePath().WithAttributeName("exports"), "Export cannot be represented", err.Error())
 	}
 	return tftypes.NewValue(x.vt.resource, f), replace, ps
@@ -237,7 +239,7 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 		ps = append(ps, itemProblems(st)...)
 	}
 	f["status"] = x.vt.statusValue(st)
-	if f["exports"], f["sensitive_exports"], err = exportValues(st, sortedKeys(want.exec.Items), want.sensitive, nil); err != nil {
+	if f["exports"], f["sensitive_exports"], err = exportValues(st, slices.Sorted(maps.Keys(want.exec.Items)), want.sensitive, nil); err != nil {
 		ps.add(tftypes.NewAttributePath().WithAttributeName("exports"), "Export cannot be represented", err.Error())
 	}
 	priv, err := encodePrivate(st)
@@ -267,7 +269,7 @@ func (x *executions) destroy(ctx context.Context, e *engine.Engine, prior tftype
 	}
 	f["status"] = x.vt.statusValue(st)
 	var err error
-	if f["exports"], f["sensitive_exports"], err = exportValues(st, sortedKeys(st.Items), sensitive, nil); err != nil {
+	if f["exports"], f["sensitive_exports"], err = exportValues(st, slices.Sorted(maps.Keys(st.Items)), sensitive, nil); err != nil {
 		ps.add(nil, "Export cannot be represented", err.Error())
 	}
 	priv, err := encodePrivate(st)
@@ -290,7 +292,7 @@ func operationTimeout(timeouts tftypes.Value, op string) time.Duration {
 // no item explains it (an interruption before anything ran, say).
 func itemProblems(st engine.Status) problems {
 	var ps problems
-	for _, n := range sortedKeys(st.Items) {
+	for _, n := range slices.Sorted(maps.Keys(st.Items)) {
 		is := st.Items[n]
 		if is.JobIDFinished != st.JobID || is.LastError == nil {
 			continue

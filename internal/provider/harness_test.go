@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -39,7 +41,7 @@ func (w *world) config(providerBlock string, items map[string]string, extra ...s
 		fmt.Fprintf(&b, "provider \"landscaper\" {\n%s\n}\n", providerBlock)
 	}
 	b.WriteString("resource \"landscaper_execution\" \"app\" {\n  name = \"app\"\n  deploy_items = {\n")
-	for _, n := range sortedKeys(items) {
+	for _, n := range slices.Sorted(maps.Keys(items)) {
 		fmt.Fprintf(&b, "    %q = %s\n", n, items[n])
 	}
 	b.WriteString("  }\n}\n")

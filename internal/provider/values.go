@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"sort"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -289,13 +288,4 @@ func anyToValue(v any) (tftypes.Value, error) {
 		return tftypes.NewValue(tftypes.Object{AttributeTypes: typs}, attrs), nil
 	}
 	return dynamicNull, fmt.Errorf("unsupported JSON value %T", v)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
