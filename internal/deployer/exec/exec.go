@@ -168,8 +168,18 @@ func (d *Deployer) run(ctx context.Context, op deployer.Operation, req deployer.
 		return keep, internalProblem("cannot create the state directory: %v", err)
 	}
 	if err := unpackState(req.State, stateDir); err != nil {
-		return keep, deployer.Terminal(ReasonInvalidState,
-			fmt.Sprintf("cannot restore the state saved by the previous run: %v", err), deployer.CodeInternalProblem)
+		msg := fmt.Sprintf("cannot restore the state saved by the previous run: %v", err)
+		if op != deployer.OperationDelete {
+			return keep, deployer.Terminal(ReasonInvalidState, msg, deployer.CodeInternalProblem)
+		}
+		// A broken state must not make an item undeletable: the command
+		// runs with an empty STATE_PATH and is told so in the log.
+		if req.Log != nil {
+			req.Log(msg + "; running DELETE with an empty STATE_PATH")
+		}
+		if err := os.RemoveAll(stateDir); err != nil || os.Mkdir(stateDir, 0o700) != nil {
+			return keep, internalProblem("cannot reset the state directory: %v", err)
+		}
 	}
 
 	// exec.Cmd keeps the last of duplicate variables, which gives the
@@ -192,6 +202,10 @@ func (d *Deployer) run(ctx context.Context, op deployer.Operation, req deployer.
 	runErr := d.runCommand(ctx, cfg.Command, dir, env, logf)
 
 	res := deployer.Result{}
+	if op == deployer.OperationDelete && runErr == nil {
+		// The item is gone, and its state with it: nothing to save.
+		return res, nil
+	}
 	state, stateErr := d.saveState(stateDir, logf)
 	if stateErr != nil {
 		res.State = req.State

@@ -489,3 +489,29 @@ func TestTailIsBounded(t *testing.T) {
 		t.Errorf("tail of %d bytes ends in %q", len(s), s[len(s)-5:])
 	}
 }
+
+// Whatever happened to an item's state, a successful DELETE deletes it: a
+// state that cannot be restored is replaced by an empty STATE_PATH, and a
+// state that has grown too large does not matter once the item is gone.
+func TestDeleteIsNotBlockedByState(t *testing.T) {
+	var lines []string
+	d := New(Options{MaxStateBytes: 1024, DefaultWorkingDir: t.TempDir()})
+	res, err := d.Delete(context.Background(), deployer.Request{
+		Operation: deployer.OperationDelete,
+		State:     []byte("not a gzip tar"),
+		Config:    shConfig(t, `test -z "$(ls -A "$STATE_PATH")" && head -c 8192 /dev/urandom >"$STATE_PATH/big"`, nil),
+		Log:       func(m string) { lines = append(lines, m) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State != nil {
+		t.Errorf("a deleted item keeps state: %d bytes", len(res.State))
+	}
+	if len(lines) == 0 || !strings.Contains(lines[0], "empty STATE_PATH") {
+		t.Errorf("the reset was not logged: %q", lines)
+	}
+	// RECONCILE still refuses a broken state: it would lose data.
+	_, err = d.Reconcile(context.Background(), deployer.Request{State: []byte("not a gzip tar"), Config: shConfig(t, "true", nil)})
+	wantError(t, err, false, "InvalidState")
+}
