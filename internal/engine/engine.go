@@ -50,8 +50,9 @@ type Engine struct {
 	Slots   chan struct{}
 	Clock   Clock
 	Backoff Backoff
-	// Observe receives events from the engine's goroutines, one at a time
-	// per job; it must not block for long.
+	// Observe receives events. It is called from the job's goroutine and
+	// from the items' goroutines (deployer output, retries), so it must be
+	// safe for concurrent use, and must not block for long.
 	Observe func(Event)
 }
 

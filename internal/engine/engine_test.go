@@ -64,7 +64,7 @@ func TestParallelismIsBounded(t *testing.T) {
 	for _, limit := range []int{1, 2, 0} {
 		h := newHarness(limit)
 		items := map[string]ItemSpec{}
-		g := t.Name() + string(rune('0'+limit))
+		g := newGate()
 		for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
 			items[n] = item(`{"gate":"` + g + `"}`)
 		}
@@ -90,7 +90,7 @@ func TestParallelismIsBounded(t *testing.T) {
 
 func TestFailureStopsTriggeringButLetsRunningItemsFinish(t *testing.T) {
 	h := newHarness(0)
-	g := t.Name()
+	g := newGate()
 	ex := exec(map[string]ItemSpec{
 		"bad":   item(`{"fail":true}`),
 		"after": item("", "bad"),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,7 +112,13 @@ func newFakeDeployer() *fakeDeployer {
 	return &fakeDeployer{attempts: map[string]int{}, started: make(chan string, 100000)}
 }
 
-var gates sync.Map // name -> chan struct{}
+var (
+	gates   sync.Map // name -> chan struct{}
+	gateSeq atomic.Int64
+)
+
+// newGate names a fresh gate, so repeated test runs (-count) do not share one.
+func newGate() string { return fmt.Sprintf("gate-%d", gateSeq.Add(1)) }
 
 func gate(name string) chan struct{} {
 	ch, _ := gates.LoadOrStore(name, make(chan struct{}))

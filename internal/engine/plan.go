@@ -26,6 +26,25 @@ type Plan struct {
 	Job bool
 }
 
+// WithRun returns the plan with names moved to Run, as for items whose
+// spec is not known yet: they may change, so they must be expected to run.
+func (p Plan) WithRun(names ...string) Plan {
+	if len(names) == 0 {
+		return p
+	}
+	out := p
+	out.Skip = slices.DeleteFunc(slices.Clone(p.Skip), func(n string) bool { return slices.Contains(names, n) })
+	out.Run = slices.Clone(p.Run)
+	for _, n := range names {
+		if !slices.Contains(out.Run, n) {
+			out.Run = append(out.Run, n)
+		}
+	}
+	slices.Sort(out.Run)
+	out.Job = true
+	return out
+}
+
 // Noop reports whether applying would change nothing at all.
 func (p Plan) Noop() bool { return !p.Job }
 

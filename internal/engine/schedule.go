@@ -95,6 +95,12 @@ func (j *job) drive(ctx context.Context, g *graph, op deployer.Operation) driveR
 				case <-ctx.Done():
 					continue
 				}
+				// select picks at random among ready cases: a slot may
+				// come with a stop, and then nothing must start.
+				if ctx.Err() != nil {
+					<-j.e.Slots
+					continue
+				}
 			}
 			i := ready[0]
 			ready = ready[1:]
