@@ -20,8 +20,7 @@ import (
 // unless `timeouts` says otherwise. Items have their own, shorter default.
 const defaultOperationTimeout = time.Hour
 
-// privateKey is where the engine status lives in private state, in the
-// framework's private state format ({"key": JSON}). It holds what the
+// privateKey is where the engine status lives in private state. It holds what the
 // status attribute shows plus what users need not see: applied spec
 // hashes, deployer state (exec's STATE_PATH) and the specs of items that
 // must still be deleted.
@@ -54,14 +53,18 @@ type executions struct {
 type desired struct {
 	exec      engine.Execution
 	sensitive map[string]bool
+	// pending lists items with values only known after another resource's
+	// apply; their specs here are placeholders. unrouted lists those whose
+	// sensitive_export flag is among the unknowns.
+	pending, unrouted map[string]bool
 }
 
 // desiredOf reads name and deploy_items of a resource value. known is
-// false while any of it is unknown (it depends on another resource).
+// false while the name or the set of items is unknown.
 func desiredOf(v tftypes.Value) (desired, bool, problems) {
 	f := fields(v)
 	items := f[attrDeployItems]
-	if !f["name"].IsFullyKnown() || !items.IsFullyKnown() {
+	if !f["name"].IsKnown() || !items.IsKnown() {
 		return desired{}, false, nil
 	}
 	var ps problems
@@ -69,12 +72,20 @@ func desiredOf(v tftypes.Value) (desired, bool, problems) {
 	d := desired{
 		exec:      engine.Execution{Name: str(f["name"], ""), Items: make(map[string]engine.ItemSpec, len(its))},
 		sensitive: make(map[string]bool, len(its)),
+		pending:   map[string]bool{},
+		unrouted:  map[string]bool{},
 	}
 	for name, it := range its {
 		itf := fields(it)
-		spec, p := specOf(name, itf)
-		ps = append(ps, p...)
-		d.exec.Items[name] = spec
+		if !it.IsFullyKnown() {
+			d.pending[name] = true
+			d.unrouted[name] = !itf[attrSensitiveExport].IsKnown()
+			d.exec.Items[name] = engine.ItemSpec{DependsOn: stringList(itf["depends_on"])}
+		} else {
+			spec, p := specOf(name, itf)
+			ps = append(ps, p...)
+			d.exec.Items[name] = spec
+		}
 		d.sensitive[name] = boolean(itf[attrSensitiveExport], defaultSensitiveExport)
 	}
 	return d, true, ps
@@ -111,9 +122,9 @@ func (x *executions) validate(config tftypes.Value) problems {
 	}
 	for op, v := range fields(f["timeouts"]) {
 		if s := str(v, ""); s != "" {
-			if _, err := time.ParseDuration(s); err != nil {
+			if d, err := time.ParseDuration(s); err != nil || d <= 0 {
 				ps.add(tftypes.NewAttributePath().WithAttributeName("timeouts").WithAttributeName(op),
-					"Invalid timeout", fmt.Sprintf("%q is not a Go duration such as \"30m\" or \"2h\"", s))
+					"Invalid timeout", fmt.Sprintf("%q is not a positive Go duration such as \"30m\" or \"2h\"", s))
 			}
 		}
 	}
@@ -156,7 +167,6 @@ func (x *executions) plan(prior, proposed tftypes.Value, priorPrivate []byte) (t
 	}
 	var ps problems
 	f := fields(proposed)
-	f[attrDeployItems] = x.vt.withDefaults(f[attrDeployItems])
 	f["id"] = f["name"]
 
 	var replace []*tftypes.AttributePath
@@ -172,12 +182,19 @@ func (x *executions) plan(prior, proposed tftypes.Value, priorPrivate []byte) (t
 		}
 		return tftypes.NewValue(x.vt.resource, f), replace, ps
 	}
-	prev, err := decodePrivate(priorPrivate)
+	// With no prior state this plans a create, also when it replaces an
+	// object: the replaced object's private state (which Terraform passes
+	// along, and hands to its delete) is not the new object's status.
+	if prior.IsNull() {
+		priorPrivate = nil
+	}
+	saved, err := decodePrivate(priorPrivate)
 	if err != nil {
 		ps.add(nil, "Corrupt private state", err.Error())
 		return planned, replace, ps
 	}
-	job := engine.PlanJob(want.exec, prev)
+	prev := saved.Status
+	job := engine.PlanJob(want.exec, prev).WithRun(slices.Sorted(maps.Keys(want.pending))...)
 	unknown := map[string]bool{}
 	if job.Noop() {
 		f["status"] = x.vt.statusValue(prev)
@@ -187,7 +204,7 @@ func (x *executions) plan(prior, proposed tftypes.Value, priorPrivate []byte) (t
 			unknown[n] = true
 		}
 	}
-	if f["exports"], f["sensitive_exports"], err = exportValues(prev, slices.Sorted(maps.Keys(want.exec.Items)), want.sensitive, unknown); err != nil {
+	if f["exports"], f["sensitive_exports"], err = exportValues(prev, slices.Sorted(maps.Keys(want.exec.Items)), want.sensitive, unknown, want.unrouted); err != nil {
 		ps.add(tftypes.NewAttributePath().WithAttributeName("exports"), "Export cannot be represented", err.Error())
 	}
 	return tftypes.NewValue(x.vt.resource, f), replace, ps
@@ -203,17 +220,21 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 		ps.add(nil, "Provider not configured", "The landscaper provider was not configured before use.")
 		return prior, private, ps
 	}
-	prev, err := decodePrivate(private)
+	if prior.IsNull() {
+		private = nil // a create; see plan
+	}
+	saved, err := decodePrivate(private)
 	if err != nil {
 		ps.add(nil, "Corrupt private state", err.Error())
 		return prior, private, ps
 	}
+	prev := saved.Status
 	if planned.IsNull() {
-		return x.destroy(ctx, e, prior, prev)
+		return x.destroy(ctx, e, prior, saved)
 	}
 	want, known, p := desiredOf(planned)
 	ps = append(ps, p...)
-	if !known {
+	if !known || len(want.pending) > 0 {
 		ps.add(nil, "Deploy items not known", "deploy_items still holds unknown values at apply time.")
 	}
 	if len(ps) > 0 {
@@ -232,17 +253,17 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 		timeout := operationTimeout(f["timeouts"], map[bool]string{true: "create", false: "update"}[prior.IsNull()])
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		logs := newJobLogger(ctx, want.sensitive, prev)
+		logs := newJobLogger(ctx, saved.sensitiveNames(want.sensitive), prev)
 		run := *e
 		run.Observe = logs.observe
 		st = logs.redact(run.Reconcile(ctx, want.exec, prev, uuid.NewString()))
 		ps = append(ps, itemProblems(st)...)
 	}
 	f["status"] = x.vt.statusValue(st)
-	if f["exports"], f["sensitive_exports"], err = exportValues(st, slices.Sorted(maps.Keys(want.exec.Items)), want.sensitive, nil); err != nil {
+	if f["exports"], f["sensitive_exports"], err = exportValues(st, slices.Sorted(maps.Keys(want.exec.Items)), want.sensitive, nil, nil); err != nil {
 		ps.add(tftypes.NewAttributePath().WithAttributeName("exports"), "Export cannot be represented", err.Error())
 	}
-	priv, err := encodePrivate(st)
+	priv, err := encodePrivate(st, saved.sensitiveNames(want.sensitive))
 	if err != nil {
 		ps.add(nil, "Cannot store engine status", err.Error())
 	}
@@ -251,11 +272,17 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 
 // destroy runs a delete job. What was not deleted stays in state, so a
 // later destroy finishes the job.
-func (x *executions) destroy(ctx context.Context, e *engine.Engine, prior tftypes.Value, prev engine.Status) (tftypes.Value, []byte, problems) {
+func (x *executions) destroy(ctx context.Context, e *engine.Engine, prior tftypes.Value, saved stored) (tftypes.Value, []byte, problems) {
 	f := fields(prior)
 	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], "delete"))
 	defer cancel()
-	logs := newJobLogger(ctx, nil, prev)
+	sensitive := map[string]bool{}
+	for n, it := range fields(f[attrDeployItems]) {
+		sensitive[n] = boolean(fields(it)[attrSensitiveExport], defaultSensitiveExport)
+	}
+	sensitive = saved.sensitiveNames(sensitive)
+	prev := saved.Status
+	logs := newJobLogger(ctx, sensitive, prev)
 	run := *e
 	run.Observe = logs.observe
 	st := logs.redact(run.Delete(ctx, str(f["name"], ""), prev, uuid.NewString()))
@@ -263,16 +290,12 @@ func (x *executions) destroy(ctx context.Context, e *engine.Engine, prior tftype
 		return tftypes.NewValue(x.vt.resource, nil), nil, nil
 	}
 	ps := itemProblems(st)
-	sensitive := map[string]bool{}
-	for n, it := range fields(f[attrDeployItems]) {
-		sensitive[n] = boolean(fields(it)[attrSensitiveExport], defaultSensitiveExport)
-	}
 	f["status"] = x.vt.statusValue(st)
 	var err error
-	if f["exports"], f["sensitive_exports"], err = exportValues(st, slices.Sorted(maps.Keys(st.Items)), sensitive, nil); err != nil {
+	if f["exports"], f["sensitive_exports"], err = exportValues(st, slices.Sorted(maps.Keys(st.Items)), sensitive, nil, nil); err != nil {
 		ps.add(nil, "Export cannot be represented", err.Error())
 	}
-	priv, err := encodePrivate(st)
+	priv, err := encodePrivate(st, sensitive)
 	if err != nil {
 		ps.add(nil, "Cannot store engine status", err.Error())
 	}
@@ -321,49 +344,87 @@ func errorDetail(e *engine.Error) string {
 	return fmt.Sprintf("operation: %s\nreason: %s\nmessage: %s\ncodes: %s", e.Operation, e.Reason, e.Message, codes)
 }
 
-// decodePrivate reads the engine status from private state. Anything
-// without our key (nothing yet, or an import) is an empty status.
-func decodePrivate(private []byte) (engine.Status, error) {
-	var st engine.Status
+// stored is what private state keeps for one execution.
+type stored struct {
+	Status engine.Status `json:"status"`
+	// Sensitive lists the items whose export was sensitive when last
+	// applied, so their values stay masked after the flag or the item is
+	// removed from the configuration.
+	Sensitive []string `json:"sensitive,omitempty"`
+}
+
+// sensitiveNames merges the items sensitive now with those sensitive before.
+func (s stored) sensitiveNames(now map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(now)+len(s.Sensitive))
+	for n, v := range now {
+		out[n] = v
+	}
+	for _, n := range s.Sensitive {
+		out[n] = true
+	}
+	return out
+}
+
+// decodePrivate reads what private state keeps. Anything without our key
+// (nothing yet, or an import) is an empty status.
+//
+// Private state uses the framework's wire format, a JSON object of base64
+// values, so the framework adapters and the protocol path read each
+// other's state.
+func decodePrivate(private []byte) (stored, error) {
+	var s stored
+	raw, err := privateValue(private)
+	if err != nil || raw == nil {
+		return s, err
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return s, fmt.Errorf("the stored engine status cannot be read (%w); remove the resource from state and import it again", err)
+	}
+	return s, nil
+}
+
+func privateValue(private []byte) ([]byte, error) {
 	if len(private) == 0 {
-		return st, nil
+		return nil, nil
 	}
-	var keys map[string]json.RawMessage
+	var keys map[string][]byte
 	if err := json.Unmarshal(private, &keys); err != nil {
-		return st, fmt.Errorf("private state is not JSON: %w", err)
+		return nil, fmt.Errorf("private state is not in the expected format: %w", err)
 	}
-	raw, ok := keys[privateKey]
-	if !ok {
-		return st, nil
-	}
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return st, fmt.Errorf("the stored engine status cannot be read (%w); remove the resource from state and import it again", err)
-	}
-	return st, nil
+	return keys[privateKey], nil
 }
 
 // settled reports whether private state records a job that ran to its end
 // and succeeded: then every item succeeded with its current spec and no
 // orphan is left (see engine.PlanJob).
 func settled(private []byte) bool {
+	raw, err := privateValue(private)
 	var head struct {
 		Status struct {
 			Phase         engine.Phase `json:"phase"`
 			JobID         string       `json:"jobID"`
 			JobIDFinished string       `json:"jobIDFinished"`
-		} `json:"engine_status"`
+		} `json:"status"`
 	}
-	if len(private) == 0 || json.Unmarshal(private, &head) != nil {
+	if err != nil || raw == nil || json.Unmarshal(raw, &head) != nil {
 		return false
 	}
-	st := engine.Status{Phase: head.Status.Phase, JobID: head.Status.JobID, JobIDFinished: head.Status.JobIDFinished}
-	return st.Succeeded()
+	h := head.Status
+	return engine.Status{Phase: h.Phase, JobID: h.JobID, JobIDFinished: h.JobIDFinished}.Succeeded()
 }
 
-func encodePrivate(st engine.Status) ([]byte, error) {
-	raw, err := json.Marshal(st)
+// encodePrivate stores st and the names of the items of st whose export
+// is sensitive.
+func encodePrivate(st engine.Status, sensitive map[string]bool) ([]byte, error) {
+	s := stored{Status: st}
+	for _, n := range slices.Sorted(maps.Keys(st.Items)) {
+		if sensitive[n] {
+			s.Sensitive = append(s.Sensitive, n)
+		}
+	}
+	raw, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(map[string]json.RawMessage{privateKey: raw})
+	return json.Marshal(map[string][]byte{privateKey: raw})
 }

@@ -89,16 +89,16 @@ func getPrivate(ctx context.Context, p privateGetter, diags *diag.Diagnostics) [
 	if len(raw) == 0 {
 		return nil
 	}
-	out, _ := json.Marshal(map[string]json.RawMessage{privateKey: raw})
+	out, _ := json.Marshal(map[string][]byte{privateKey: raw})
 	return out
 }
 
 func setPrivate(ctx context.Context, p privateSetter, private []byte, diags *diag.Diagnostics) {
-	var keys map[string]json.RawMessage
-	if len(private) == 0 || json.Unmarshal(private, &keys) != nil {
+	raw, err := privateValue(private)
+	if err != nil || raw == nil {
 		return
 	}
-	diags.Append(p.SetKey(ctx, privateKey, keys[privateKey])...)
+	diags.Append(p.SetKey(ctx, privateKey, raw)...)
 }
 
 func diagnostics(ps problems) diag.Diagnostics {

@@ -558,3 +558,133 @@ func TestAccExecution_execStateAndTransientExit(t *testing.T) {
 		},
 	})
 }
+
+// Renaming replaces the execution: the old one's items are deleted and the
+// new one runs everything, planned from nothing (not from the old status).
+func TestAccExecution_renameReplaces(t *testing.T) { bothServers(t, testExecutionRenameReplaces) }
+
+func testExecutionRenameReplaces(t *testing.T, factories factories) {
+	w := newWorld(t)
+	items := map[string]string{"a": execItem(nil, ""), "b": execItem([]string{"a"}, "")}
+	renamed := strings.Replace(w.config("", items), `name = "app"`, `name = "app2"`, 1)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{
+			{Config: w.config("", items), Check: func(*terraform.State) error { return w.expectRuns("a:RECONCILE", "b:RECONCILE") }},
+			{
+				Config: renamed,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(app, plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectUnknownValue(app, statusItem("a")),
+				}},
+				Check: resource.ComposeTestCheckFunc(
+					func(*terraform.State) error {
+						runs := w.runs()
+						want := "[b:DELETE a:DELETE a:RECONCILE b:RECONCILE]"
+						if fmt.Sprint(runs) != want {
+							return fmt.Errorf("runs %v, want %s", runs, want)
+						}
+						return nil
+					},
+					resource.TestCheckResourceAttr(app, "id", "app2"),
+					resource.TestCheckResourceAttr(app, "status.phase", "Succeeded"),
+				),
+			},
+		},
+	})
+}
+
+// Optional attributes are not computed: removing one from the
+// configuration brings its default back.
+func TestAccExecution_removedAttributeRestoresDefault(t *testing.T) {
+	w := newWorld(t)
+	v1 := map[string]string{"a": execItem(nil, "", "update_on_change_only = false"), "b": execItem(nil, "")}
+	v2 := map[string]string{"a": execItem(nil, ""), "b": execItem(nil, "")}
+	v3 := map[string]string{"a": execItem(nil, ""), "b": execItem(nil, `V = "3"`)}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: w.config("", v1), Check: func(*terraform.State) error { return w.expectRuns("a:RECONCILE", "b:RECONCILE") }},
+			{
+				// Only the flag changes: an update in place that runs nothing.
+				Config: w.config("", v2),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(app, plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error { return w.expectRuns() },
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("deploy_items").AtMapKey("a").AtMapKey("update_on_change_only"), knownvalue.Null()),
+				},
+			},
+			{
+				// With the default back, a is no longer re-run when b changes.
+				Config: w.config("", v3),
+				Check:  func(*terraform.State) error { return w.expectRuns("b:RECONCILE") },
+			},
+		},
+	})
+}
+
+// The protocol path and the framework adapters read each other's private
+// state: switching servers between steps keeps every item's history.
+func TestAccExecution_serversShareState(t *testing.T) {
+	w := newWorld(t)
+	v1 := map[string]string{"a": execItem(nil, ""), "b": execItem([]string{"a"}, "")}
+	v2 := map[string]string{"a": execItem(nil, ""), "b": execItem([]string{"a"}, `V = "2"`)}
+	v3 := map[string]string{"a": execItem(nil, `V = "3"`), "b": execItem([]string{"a"}, `V = "2"`)}
+	resource.Test(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				Config:                   w.config("", v1),
+				Check:                    func(*terraform.State) error { return w.expectRuns("a:RECONCILE", "b:RECONCILE") },
+			},
+			{
+				ProtoV6ProviderFactories: frameworkProviderFactories,
+				Config:                   w.config("", v2),
+				Check:                    func(*terraform.State) error { return w.expectRuns("b:RECONCILE") },
+			},
+			{
+				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				Config:                   w.config("", v3),
+				Check:                    func(*terraform.State) error { return w.expectRuns("a:RECONCILE") },
+			},
+		},
+	})
+}
+
+// An item whose config is only known after another resource's apply is
+// expected to run; the other items' exports stay known in the plan.
+func TestAccExecution_unknownItemKeepsOtherExportsKnown(t *testing.T) {
+	w := newWorld(t)
+	config := func(v string) string {
+		items := map[string]string{
+			"db":   execItem(nil, `EXPORT = jsonencode({ host = "db.local" })`),
+			"late": execItem(nil, `SRC = terraform_data.src.output`),
+		}
+		return w.config("", items, fmt.Sprintf(`
+resource "terraform_data" "src" {
+  input = %q
+}
+resource "terraform_data" "reader" {
+  input = landscaper_execution.app.exports.db.host
+}`, v))
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config("v1"), Check: func(*terraform.State) error { return w.expectRuns("db:RECONCILE", "late:RECONCILE") }},
+			{
+				Config: config("v2"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("db").AtMapKey("host"), knownvalue.StringExact("db.local")),
+					plancheck.ExpectUnknownValue(app, tfjsonpath.New("exports").AtMapKey("late")),
+					plancheck.ExpectUnknownValue(app, statusItem("late")),
+					plancheck.ExpectKnownValue(app, statusItem("db").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+					plancheck.ExpectResourceAction("terraform_data.reader", plancheck.ResourceActionNoop),
+				}},
+				Check: func(*terraform.State) error { return w.expectRuns("late:RECONCILE") },
+			},
+		},
+	})
+}

@@ -7,9 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -70,22 +68,16 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 						MarkdownDescription: "How long one run of the item may take, retries included: a Go duration " +
 							"(`90s`, `10m`) or `none`. Over it the item fails with `ERR_TIMEOUT`. Defaults to `10m`.",
 						Optional: true,
-						Computed: true,
-						Default:  stringdefault.StaticString("10m"),
 					},
 					"update_on_change_only": schema.BoolAttribute{
 						MarkdownDescription: "When `true`, the item is not re-run while its type and config equal " +
 							"those of its last successful run. When `false`, it re-runs in every apply that runs anything. Defaults to `true`.",
 						Optional: true,
-						Computed: true,
-						Default:  booldefault.StaticBool(true),
 					},
 					"sensitive_export": schema.BoolAttribute{
 						MarkdownDescription: "When `true`, the item's export appears in `sensitive_exports` instead of " +
 							"`exports`, and is masked in logs. Defaults to `false`.",
 						Optional: true,
-						Computed: true,
-						Default:  booldefault.StaticBool(false),
 					},
 				}},
 			},

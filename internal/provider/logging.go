@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,23 +37,28 @@ type jobLogger struct {
 	held map[string][]string
 }
 
+// newJobLogger masks the prior exports of the items in sensitive from the
+// start; exports produced by the job are added as they appear.
 func newJobLogger(ctx context.Context, sensitive map[string]bool, prev engine.Status) *jobLogger {
 	ctx = tflog.NewSubsystem(ctx, subsystemEngine)
 	ctx = tflog.NewSubsystem(ctx, subsystemDeployer)
 	l := &jobLogger{ctx: ctx, sensitive: sensitive, held: map[string][]string{}}
 	for n, is := range prev.Items {
-		if sensitive[n] || (sensitive == nil && len(is.Export) > 0) {
-			// On destroy the config is gone; mask every export to be safe.
+		if sensitive[n] {
 			l.addSecrets(is.Export)
 		}
 	}
 	return l
 }
 
-// addSecrets records the string leaves of an export (and the whole text).
+// addSecrets records the string and number leaves of an export as they
+// would appear in text. Booleans and very short strings are left out:
+// masking every "true" or "a" would hide the rest of the log, not a secret.
 func (l *jobLogger) addSecrets(raw json.RawMessage) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	if dec.Decode(&v) != nil {
 		return
 	}
 	var walk func(any)
@@ -62,6 +68,10 @@ func (l *jobLogger) addSecrets(raw json.RawMessage) {
 			if len(x) >= 3 {
 				l.secrets = append(l.secrets, x)
 			}
+		case json.Number:
+			if len(x) >= 3 {
+				l.secrets = append(l.secrets, string(x))
+			}
 		case []any:
 			for _, e := range x {
 				walk(e)
@@ -69,10 +79,6 @@ func (l *jobLogger) addSecrets(raw json.RawMessage) {
 		case map[string]any:
 			for _, e := range x {
 				walk(e)
-			}
-		case float64, bool:
-			if s := fmt.Sprint(x); len(s) >= 3 {
-				l.secrets = append(l.secrets, s)
 			}
 		}
 	}

@@ -68,7 +68,7 @@ func (s *server) ValidateResourceConfig(ctx context.Context, req *tfprotov6.Vali
 }
 
 func (s *server) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
-	if req.TypeName != executionType || req.RawState == nil || req.RawState.JSON == nil {
+	if req.TypeName != executionType || req.Version != 0 || req.RawState == nil || req.RawState.JSON == nil {
 		return s.ProviderServer.UpgradeResourceState(ctx, req)
 	}
 	// Schema version 0 is the only one. State with exactly the schema's
@@ -113,6 +113,8 @@ func (s *server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 	}
 	planned, replace, ps := s.x.plan(prior, proposed, req.PriorPrivate)
 	dv, diags := s.encode(planned)
+	// Passed on even when planning a create: for a replacement, Terraform
+	// hands this private state to the delete of the replaced object too.
 	return &tfprotov6.PlanResourceChangeResponse{
 		PlannedState:    dv,
 		RequiresReplace: replace,

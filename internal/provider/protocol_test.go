@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 )
 
 // The no-op shortcut of PlanResourceChange claims executions.plan would
@@ -26,7 +28,11 @@ func TestNoopPlanShortcutMatchesFullPlan(t *testing.T) {
 		d, _ := prior.Diff(planned)
 		t.Fatalf("the full plan of a settled execution differs from its prior state: %v", d)
 	}
-	if !settled(r.applied.Private) || settled(nil) || settled([]byte(`{"engine_status":{"phase":"Failed"}}`)) {
+	failed, err := encodePrivate(engine.Status{Phase: engine.PhaseFailed, JobID: "j", JobIDFinished: "j"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !settled(r.applied.Private) || settled(nil) || settled(failed) {
 		t.Fatal("settled misjudges private state")
 	}
 }

@@ -102,40 +102,15 @@ const (
 	attrSensitiveExport    = "sensitive_export"
 )
 
-// Defaults of the optional deploy item attributes, as the schema documents them.
+// Defaults of the optional deploy item attributes, as the schema documents
+// them. They are not written into state: these attributes are optional and
+// not computed, so a default is simply a null, and removing a value from
+// the configuration brings the default back.
 const (
 	defaultItemTimeout        = "10m"
 	defaultUpdateOnChangeOnly = true
 	defaultSensitiveExport    = false
 )
-
-// withDefaults fills the optional attributes of every known deploy item
-// the way the schema documents them.
-func (vt valueTypes) withDefaults(items tftypes.Value) tftypes.Value {
-	m := fields(items)
-	if m == nil {
-		return items
-	}
-	out := make(map[string]tftypes.Value, len(m))
-	for name, it := range m {
-		f := fields(it)
-		if f == nil {
-			out[name] = it
-			continue
-		}
-		setDefault(f, "timeout", stringValue(defaultItemTimeout))
-		setDefault(f, attrUpdateOnChangeOnly, tftypes.NewValue(tftypes.Bool, defaultUpdateOnChangeOnly))
-		setDefault(f, attrSensitiveExport, tftypes.NewValue(tftypes.Bool, defaultSensitiveExport))
-		out[name] = tftypes.NewValue(vt.item, f)
-	}
-	return tftypes.NewValue(items.Type(), out)
-}
-
-func setDefault(f map[string]tftypes.Value, name string, def tftypes.Value) {
-	if v := f[name]; v.IsKnown() && v.IsNull() {
-		f[name] = def
-	}
-}
 
 // statusValue renders the engine status as the status attribute.
 func (vt valueTypes) statusValue(st engine.Status) tftypes.Value {
@@ -205,8 +180,9 @@ func (vt valueTypes) plannedStatus(prev engine.Status, plan engine.Plan) tftypes
 var dynamicNull = tftypes.NewValue(tftypes.DynamicPseudoType, nil)
 
 // exportValues renders exports and sensitive_exports: objects with one
-// attribute per item in names. Items in unknown have unknown exports.
-func exportValues(st engine.Status, names []string, sensitive, unknown map[string]bool) (plain, secret tftypes.Value, err error) {
+// attribute per item in names. Items in unknown have unknown exports; for
+// those in unrouted it is not known which attribute gets the export.
+func exportValues(st engine.Status, names []string, sensitive, unknown, unrouted map[string]bool) (plain, secret tftypes.Value, err error) {
 	attrTypes := make(map[string]tftypes.Type, len(names))
 	pv := make(map[string]tftypes.Value, len(names))
 	sv := make(map[string]tftypes.Value, len(names))
@@ -223,9 +199,12 @@ func exportValues(st engine.Status, names []string, sensitive, unknown map[strin
 				return plain, secret, fmt.Errorf("export of deploy item %q: %w", n, err)
 			}
 		}
-		if sensitive[n] {
+		switch {
+		case unrouted[n]:
+			pv[n], sv[n] = v, v
+		case sensitive[n]:
 			sv[n] = v
-		} else {
+		default:
 			pv[n] = v
 		}
 	}
