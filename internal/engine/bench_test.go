@@ -7,21 +7,11 @@ import (
 	"testing"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/mock"
 )
 
-// nopDeployer does no work, so a benchmark measures the engine alone.
-type nopDeployer struct{}
-
-func (nopDeployer) Validate(json.RawMessage) error { return nil }
-func (nopDeployer) Reconcile(context.Context, deployer.Request) (deployer.Result, error) {
-	return deployer.Result{}, nil
-}
-func (nopDeployer) Delete(context.Context, deployer.Request) (deployer.Result, error) {
-	return deployer.Result{}, nil
-}
-
 func benchItem(deps ...string) ItemSpec {
-	return ItemSpec{Type: "nop", Config: json.RawMessage(`{}`), DependsOn: deps, Timeout: DefaultTimeout, UpdateOnChangeOnly: true}
+	return ItemSpec{Type: "mock", Config: json.RawMessage(`{}`), DependsOn: deps, Timeout: DefaultTimeout, UpdateOnChangeOnly: true}
 }
 
 func chain(n int) map[string]ItemSpec {
@@ -76,7 +66,7 @@ func BenchmarkSchedule(b *testing.B) {
 	for _, s := range shapes {
 		b.Run(s.name, func(b *testing.B) {
 			reg := deployer.NewRegistry()
-			reg.Register(nopDeployer{}, "nop")
+			reg.Register(mock.New(), "mock") // zero-latency: no duration set
 			e := New(reg, 10)
 			ex := Execution{Name: "bench", Items: s.items}
 			b.ReportAllocs()
