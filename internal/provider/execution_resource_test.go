@@ -688,3 +688,33 @@ resource "terraform_data" "reader" {
 		},
 	})
 }
+
+// The resource's own timeouts bound a whole apply: running items are
+// stopped and fail with ERR_TIMEOUT; a malformed one is a plan-time error.
+func TestAccExecution_operationTimeout(t *testing.T) {
+	w := newWorld(t)
+	items := map[string]string{
+		"slow": `{
+      type = "exec", timeout = "none"
+      config = jsonencode({ command = ["sh", "-c", "if [ \"$OPERATION\" = RECONCILE ]; then sleep 30; fi"] })
+    }`,
+	}
+	withTimeouts := func(create string) string {
+		return strings.Replace(w.config("", items), `name = "app"`, fmt.Sprintf(`name = "app"
+  timeouts = { create = %q }`, create), 1)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      withTimeouts("soon"),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`"soon" is not a positive Go duration`),
+			},
+			{
+				Config:      withTimeouts("500ms"),
+				ExpectError: regexp.MustCompile(`(?s)Deploy item "slow" failed.*reason: Timeout.*operation's timeout expired.*codes: ERR_TIMEOUT`),
+			},
+		},
+	})
+}
