@@ -196,9 +196,18 @@ func (x *executions) plan(prior, proposed tftypes.Value, priorPrivate []byte) (t
 	prev := saved.Status
 	job := engine.PlanJob(want.exec, prev).WithRun(slices.Sorted(maps.Keys(want.pending))...)
 	unknown := map[string]bool{}
-	if job.Noop() {
+	switch {
+	case job.Noop():
 		f["status"] = x.vt.statusValue(prev)
-	} else {
+	case len(job.Skip) == 0 && len(job.Delete) == 0 && len(job.Drop) == 0:
+		// Everything runs and nothing leaves (a create, typically): no
+		// part of status or exports is known, so say so in one value
+		// instead of one per item; Terraform shows one line, not hundreds.
+		for _, a := range []string{"status", "exports", "sensitive_exports"} {
+			f[a] = tftypes.NewValue(x.vt.resource.AttributeTypes[a], tftypes.UnknownValue)
+		}
+		return tftypes.NewValue(x.vt.resource, f), replace, ps
+	default:
 		f["status"] = x.vt.plannedStatus(prev, job)
 		for _, n := range job.Run {
 			unknown[n] = true
