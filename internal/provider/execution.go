@@ -177,10 +177,7 @@ func (x *executions) plan(prior, proposed tftypes.Value, priorPrivate []byte) (t
 	want, known, p := desiredOf(planned)
 	ps = append(ps, p...)
 	if !known || len(ps) > 0 {
-		for _, a := range []string{"status", "exports", "sensitive_exports"} {
-			f[a] = tftypes.NewValue(x.vt.resource.AttributeTypes[a], tftypes.UnknownValue)
-		}
-		return tftypes.NewValue(x.vt.resource, f), replace, ps
+		return x.vt.withComputedUnknown(f), replace, ps
 	}
 	// With no prior state this plans a create, also when it replaces an
 	// object: the replaced object's private state (which Terraform passes
@@ -203,10 +200,7 @@ func (x *executions) plan(prior, proposed tftypes.Value, priorPrivate []byte) (t
 		// Everything runs and nothing leaves (a create, typically): no
 		// part of status or exports is known, so say so in one value
 		// instead of one per item; Terraform shows one line, not hundreds.
-		for _, a := range []string{"status", "exports", "sensitive_exports"} {
-			f[a] = tftypes.NewValue(x.vt.resource.AttributeTypes[a], tftypes.UnknownValue)
-		}
-		return tftypes.NewValue(x.vt.resource, f), replace, ps
+		return x.vt.withComputedUnknown(f), replace, ps
 	default:
 		f["status"] = x.vt.plannedStatus(prev, job)
 		for _, n := range job.Run {

@@ -112,6 +112,15 @@ const (
 	defaultSensitiveExport    = false
 )
 
+// withComputedUnknown returns the resource value of f with status and
+// both exports attributes unknown as a whole.
+func (vt valueTypes) withComputedUnknown(f map[string]tftypes.Value) tftypes.Value {
+	for _, a := range []string{"status", "exports", "sensitive_exports"} {
+		f[a] = tftypes.NewValue(vt.resource.AttributeTypes[a], tftypes.UnknownValue)
+	}
+	return tftypes.NewValue(vt.resource, f)
+}
+
 // statusValue renders the engine status as the status attribute.
 func (vt valueTypes) statusValue(st engine.Status) tftypes.Value {
 	items := make(map[string]tftypes.Value, len(st.Items))
