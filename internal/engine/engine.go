@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -209,9 +210,7 @@ func (j *job) outcome(ctx context.Context, g *graph, out driveResult, op string,
 	var codes []string
 	for _, i := range out.failed {
 		failed = append(failed, g.names[i])
-		for _, c := range j.st.Items[g.names[i]].LastError.Codes {
-			codes = appendUnique(codes, c)
-		}
+		codes = append(codes, j.st.Items[g.names[i]].LastError.Codes...)
 	}
 	for i, name := range g.names {
 		if !out.triggered[i] {
@@ -246,20 +245,10 @@ func (j *job) outcome(ctx context.Context, g *graph, out driveResult, op string,
 		parts = append(parts, fmt.Sprintf("%s: %s", verb, strings.Join(notRun, ", ")))
 	}
 	err.Message = strings.Join(parts, "; ")
-	for _, c := range codes {
-		err.Codes = appendUnique(err.Codes, c)
-	}
-	sort.Strings(err.Codes)
+	err.Codes = append(err.Codes, codes...)
+	slices.Sort(err.Codes)
+	err.Codes = slices.Compact(err.Codes)
 	return err
-}
-
-func appendUnique(s []string, v string) []string {
-	for _, x := range s {
-		if x == v {
-			return s
-		}
-	}
-	return append(s, v)
 }
 
 // interruption names why ctx ended: the operation's deadline, or a stop.

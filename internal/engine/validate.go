@@ -93,7 +93,7 @@ func FindCycle(items map[string]ItemSpec) []string {
 			}
 			switch state[d] {
 			case onPath:
-				i := indexOf(path, d)
+				i := slices.Index(path, d)
 				found = append(append([]string(nil), path[i:]...), d)
 				return true
 			case unvisited:
@@ -112,13 +112,4 @@ func FindCycle(items map[string]ItemSpec) []string {
 		}
 	}
 	return nil
-}
-
-func indexOf(s []string, v string) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
 }

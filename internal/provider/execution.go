@@ -104,11 +104,12 @@ func specOf(name string, f map[string]tftypes.Value) (engine.ItemSpec, problems)
 		ps.add(itemPath(name, "config"), "Invalid deploy item config", err.Error())
 	}
 	spec.Config = cfg
-	timeout, err := engine.ParseTimeout(str(f["timeout"], defaultItemTimeout))
-	if err != nil {
-		ps.add(itemPath(name, "timeout"), "Invalid deploy item timeout", err.Error())
+	spec.Timeout = engine.DefaultTimeout
+	if t := f["timeout"]; t.IsKnown() && !t.IsNull() {
+		if spec.Timeout, err = engine.ParseTimeout(str(t, "")); err != nil {
+			ps.add(itemPath(name, "timeout"), "Invalid deploy item timeout", err.Error())
+		}
 	}
-	spec.Timeout = timeout
 	return spec, ps
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -294,8 +295,8 @@ func testExecutionDestroyOrderAndFailedDelete(t *testing.T, factories factories)
 				// the state the failed one left.
 				PreConfig: func() {
 					runs := w.runs()
-					if index(runs, "top:DELETE") < 0 || index(runs, "top:DELETE") > index(runs, "mid:DELETE") ||
-						index(runs, "base:DELETE") >= 0 {
+					if slices.Index(runs, "top:DELETE") < 0 || slices.Index(runs, "top:DELETE") > slices.Index(runs, "mid:DELETE") ||
+						slices.Index(runs, "base:DELETE") >= 0 {
 						t.Fatalf("first destroy: %v", runs)
 					}
 					w.unflag("fail-mid-DELETE")

@@ -106,16 +106,6 @@ func (w *world) expectRuns(want ...string) error {
 	return nil
 }
 
-// index returns the position of run in runs, or -1.
-func index(runs []string, run string) int {
-	for i, r := range runs {
-		if r == run {
-			return i
-		}
-	}
-	return -1
-}
-
 // planFunc adapts a function to plancheck.PlanCheck.
 type planFunc func(req plancheck.CheckPlanRequest) error
 

@@ -139,7 +139,7 @@ func (l *jobLogger) observe(ev engine.Event) {
 	case ev.Item == "":
 		fields["phase"] = string(ev.Phase)
 		tflog.SubsystemInfo(l.ctx, subsystemEngine, fmt.Sprintf("execution %q: %s after %s", ev.Execution, ev.Phase, round(ev.Elapsed))+
-			l.errorSuffix(ev.Err), fields)
+			errorSuffix(ev.Err), fields)
 	default:
 		l.itemEvent(ev, fields)
 	}
@@ -165,7 +165,7 @@ func (l *jobLogger) itemEvent(ev engine.Event, fields map[string]any) {
 	case ev.Phase == engine.PhaseProgressing || ev.Phase == engine.PhaseDeleting:
 		delete(fields, "elapsed")
 	default:
-		msg += " after " + round(ev.Elapsed).String() + l.errorSuffix(ev.Err)
+		msg += " after " + round(ev.Elapsed).String() + errorSuffix(ev.Err)
 	}
 	tflog.SubsystemInfo(l.ctx, subsystemEngine, msg, fields)
 }
@@ -173,7 +173,7 @@ func (l *jobLogger) itemEvent(ev engine.Event, fields map[string]any) {
 // errorSuffix names an error's reason and codes; its message may quote
 // output and so stays out of INFO lines (it reaches the user as a
 // diagnostic instead).
-func (l *jobLogger) errorSuffix(e *engine.Error) string {
+func errorSuffix(e *engine.Error) string {
 	if e == nil {
 		return ""
 	}

@@ -20,7 +20,6 @@ import (
 // from the framework schema so there is one definition of the schema.
 type valueTypes struct {
 	resource   tftypes.Object
-	item       tftypes.Object // an element of deploy_items
 	status     tftypes.Object
 	itemStatus tftypes.Object
 	lastError  tftypes.Object
@@ -28,9 +27,8 @@ type valueTypes struct {
 
 func newValueTypes(resource tftypes.Object) valueTypes {
 	vt := valueTypes{resource: resource}
-	vt.item = resource.AttributeTypes["deploy_items"].(tftypes.Map).ElementType.(tftypes.Object)
 	vt.status = resource.AttributeTypes["status"].(tftypes.Object)
-	vt.itemStatus = vt.status.AttributeTypes["deploy_items"].(tftypes.Map).ElementType.(tftypes.Object)
+	vt.itemStatus = vt.status.AttributeTypes[attrDeployItems].(tftypes.Map).ElementType.(tftypes.Object)
 	vt.lastError = vt.status.AttributeTypes["last_error"].(tftypes.Object)
 	return vt
 }
@@ -88,7 +86,7 @@ func stringOrNull(s string) tftypes.Value {
 
 // itemPath is the attribute path of one deploy item, or of one of its fields.
 func itemPath(name string, field ...string) *tftypes.AttributePath {
-	p := tftypes.NewAttributePath().WithAttributeName("deploy_items").WithElementKeyString(name)
+	p := tftypes.NewAttributePath().WithAttributeName(attrDeployItems).WithElementKeyString(name)
 	for _, f := range field {
 		p = p.WithAttributeName(f)
 	}
@@ -103,11 +101,11 @@ const (
 )
 
 // Defaults of the optional deploy item attributes, as the schema documents
-// them. They are not written into state: these attributes are optional and
-// not computed, so a default is simply a null, and removing a value from
-// the configuration brings the default back.
+// them (the timeout's is engine.DefaultTimeout). They are not written into
+// state: these attributes are optional and not computed, so a default is
+// simply a null, and removing a value from the configuration brings the
+// default back.
 const (
-	defaultItemTimeout        = "10m"
 	defaultUpdateOnChangeOnly = true
 	defaultSensitiveExport    = false
 )
