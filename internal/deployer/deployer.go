@@ -3,35 +3,42 @@
 // maps Landscaper type strings (and their short aliases) to implementations.
 //
 // A deployer owns exactly one deploy item per call: it may only report that
-// item's outcome and never touches another item's status (DESIGN.md §2).
+// item's outcome and never touches another item's status: every object is written only by its own controller.
 package deployer
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
+	"time"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 )
 
-// Operation is what the engine asks a deployer to do. The strings are the
-// values of the OPERATION variable of Landscaper's container deployer.
-type Operation string
-
-const (
-	OperationReconcile Operation = "RECONCILE"
-	OperationDelete    Operation = "DELETE"
-)
+// Target is what a deploy item acts on, in Landscaper's shape: a target's
+// type (such as landscaper.gardener.cloud/kubernetes-cluster) and its
+// config, normalised to JSON. The config may hold credentials: it is never
+// logged, shown in a diagnostic or put into a provider status.
+type Target struct {
+	// Name is the target's name where the user declared it.
+	Name   string          `json:"name"`
+	Type   string          `json:"type"`
+	Config json.RawMessage `json:"config,omitempty"`
+}
 
 // Request carries everything a deployer may know about one run of one item.
 type Request struct {
-	Operation Operation
+	Operation core.Operation
 	// Execution and Item name the deploy item; JobID is the job that triggered it.
 	Execution string
 	Item      string
 	JobID     string
 	// Config is the item's configuration, normalised to JSON.
 	Config json.RawMessage
+	// Target is the item's target, or nil.
+	Target *Target
 	// State is the opaque state the deployer returned for this item last time
 	// (nil on the first run). Deployers that keep no state ignore it.
 	State []byte
@@ -49,13 +56,17 @@ type Result struct {
 	// State replaces the item's stored state. It is kept even when the run
 	// returns an error, so a deployer can record partial progress.
 	State []byte
+	// RequeueAfter, when positive on a run without error, says the work is
+	// under way but not done (objects not ready yet): the engine calls the
+	// deployer again after this long, within the item's timeout. Waiting
+	// is not an error, and the item holds no max_parallelism slot meanwhile.
+	RequeueAfter time.Duration
 }
 
 // Deployer installs and removes deploy items of one type.
 type Deployer interface {
 	// Validate checks a config at plan time. It must not have side effects.
-	// Errors should be *Error with Reason "ConfigurationProblem"-like detail;
-	// plain errors are reported as they are.
+	// A *core.Error's message is shown as it is; other errors too.
 	Validate(config json.RawMessage) error
 	// Reconcile brings the item to its desired state.
 	Reconcile(ctx context.Context, req Request) (Result, error)
@@ -63,51 +74,59 @@ type Deployer interface {
 	Delete(ctx context.Context, req Request) (Result, error)
 }
 
-// Error is a classified deployer error, shaped like Landscaper's status error.
-type Error struct {
-	// Transient errors may resolve without a spec change and are retried with
-	// backoff; terminal ones fail the item at once.
-	Transient bool
-	Reason    string
-	Message   string
-	Codes     []string
+// TargetUser is implemented by deployers that act on a target. An item of
+// such a type without a target, or with a target of another type, is
+// rejected at plan time.
+type TargetUser interface {
+	TargetTypes() []string
 }
 
-func (e *Error) Error() string {
-	return fmt.Sprintf("%s: %s", e.Reason, e.Message)
+// DriftChecker is implemented by deployers that can tell, without changing
+// anything, whether what a successful Reconcile left is still in place.
+// Refresh asks it, so a plan can show that an item must run again.
+type DriftChecker interface {
+	// Drift returns a description of what changed outside Terraform, or ""
+	// when everything is as the last run left it. req.Operation is Reconcile.
+	Drift(ctx context.Context, req Request, last Result) (string, error)
 }
 
-// Transient builds a retryable error.
-func Transient(reason, message string, codes ...string) *Error {
-	return &Error{Transient: true, Reason: reason, Message: message, Codes: codes}
-}
-
-// Terminal builds an error that fails the item without retries.
-func Terminal(reason, message string, codes ...string) *Error {
-	return &Error{Reason: reason, Message: message, Codes: codes}
-}
-
-// Error codes. All but CodeInterrupted are Landscaper's own
-// (apis/core/v1alpha1/types_shared.go). Landscaper has no code for a
-// stopped operation because its controllers are never stopped mid-run;
-// Terraform can be (Ctrl-C), so we add one in the same style.
-const (
-	CodeTimeout              = "ERR_TIMEOUT"
-	CodeConfigurationProblem = "ERR_CONFIGURATION_PROBLEM"
-	CodeCyclicDependencies   = "ERR_CYCLIC_DEPENDENCIES"
-	CodeInternalProblem      = "ERR_INTERNAL_PROBLEM"
-	CodeInterrupted          = "ERR_INTERRUPTED"
-)
-
-// Registry maps type strings to deployers.
+// Registry maps type strings to deployers, and target type strings to
+// the checks of their configs.
 type Registry struct {
-	mu     sync.RWMutex
-	byType map[string]Deployer
+	mu      sync.RWMutex
+	byType  map[string]Deployer
+	targets map[string]TargetCheck
 }
+
+// TargetCheck validates a target's config (normalised to JSON) at plan
+// time. Its error must not quote the config: configs hold credentials.
+type TargetCheck func(config json.RawMessage) error
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{byType: map[string]Deployer{}}
+	return &Registry{byType: map[string]Deployer{}, targets: map[string]TargetCheck{}}
+}
+
+// RegisterTargetType makes a target type known.
+func (r *Registry) RegisterTargetType(typ string, check TargetCheck) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.targets[typ] = check
+}
+
+// TargetType returns the check of a known target type.
+func (r *Registry) TargetType(typ string) (TargetCheck, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	c, ok := r.targets[typ]
+	return c, ok
+}
+
+// TargetTypes lists the known target types, sorted.
+func (r *Registry) TargetTypes() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Sorted(maps.Keys(r.targets))
 }
 
 // Register makes d available under every given name (full type and aliases).
@@ -131,10 +150,5 @@ func (r *Registry) Get(typ string) (Deployer, bool) {
 func (r *Registry) Types() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.byType))
-	for n := range r.byType {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(r.byType))
 }

@@ -72,7 +72,7 @@ func BenchmarkSchedule(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				st := e.Reconcile(context.Background(), ex, Status{}, "job")
+				st := e.Reconcile(context.Background(), ex, Status{}, Run{JobID: "job"})
 				if !st.Succeeded() {
 					b.Fatalf("phase %s: %v", st.Phase, st.LastError)
 				}

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/dag"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 )
 
@@ -20,14 +23,17 @@ type Event struct {
 	Execution string
 	JobID     string
 	Item      string
-	Phase     Phase
+	Phase     core.Phase
 	// Gone is set when a deleted item has vanished.
 	Gone bool
 	// Elapsed is measured from the start of the job (execution events) or
 	// of the item's run (item events).
 	Elapsed time.Duration
-	Err     *Error
+	Err     *core.Error
 	Retry   time.Duration
+	// Requeue is set when a deployer asked to be called again later
+	// because its work is not finished yet.
+	Requeue time.Duration
 	Output  string
 	// Export is the item's new export, on its Succeeded event, so an
 	// observer can mask sensitive values in what it logs afterwards.
@@ -51,10 +57,6 @@ type Engine struct {
 	Slots   chan struct{}
 	Clock   Clock
 	Backoff Backoff
-	// Observe receives events. It is called from the job's goroutine and
-	// from the items' goroutines (deployer output, retries), so it must be
-	// safe for concurrent use, and must not block for long.
-	Observe func(Event)
 }
 
 // New returns an engine with the real clock and default backoff.
@@ -66,90 +68,41 @@ func New(reg *deployer.Registry, maxParallelism int) *Engine {
 	return e
 }
 
-// errItemTimeout is the cancel cause when an item exceeds its own timeout.
-var errItemTimeout = errors.New("deploy item timeout")
-
-// job is the state of one reconcile or delete job of one execution.
-type job struct {
-	e     *Engine
-	exec  string
-	id    string
-	start time.Time
-	st    *Status
+// Run says how one call runs: under which job, and who hears about it.
+type Run struct {
+	// JobID is the job this call works for; a parent hands its own down.
+	// Empty means a new job with a fresh ID, if anything runs at all.
+	JobID string
+	// Observe receives the call's events, or nil. It is called from the
+	// job's goroutine and from the items' goroutines (deployer output,
+	// retries), so it must be safe for concurrent use and must not block
+	// for long.
+	Observe func(Event)
 }
 
-func (e *Engine) newJob(name, jobID string, st *Status) *job {
-	return &job{e: e, exec: name, id: jobID, start: e.Clock.Now(), st: st}
-}
-
-func (j *job) emit(ev Event) {
-	if j.e.Observe == nil {
-		return
-	}
-	ev.Execution, ev.JobID = j.exec, j.id
-	j.e.Observe(ev)
-}
-
-func (j *job) setPhase(p Phase) {
-	j.st.Phase = p
-	j.emit(Event{Phase: p, Elapsed: j.e.Clock.Now().Sub(j.start), Err: j.st.LastError})
-}
-
-func (j *job) fail(p Phase, err *Error) {
-	j.st.LastError = err
-	j.setPhase(p)
-	j.st.JobIDFinished = j.id
-}
-
-// Reconcile runs one reconcile job of ex: Init (orphans deleted, items
-// created or updated), Progressing (items triggered in dependency order),
-// Completing. It always returns the complete resulting status, also when
-// items failed or ctx was cancelled, so the caller can persist the truth.
-func (e *Engine) Reconcile(ctx context.Context, ex Execution, prev Status, jobID string) Status {
-	st := prev.Clone()
-	st.JobID, st.LastError = jobID, nil
-	j := e.newJob(ex.Name, jobID, &st)
-	plan := PlanJob(ex, prev)
-
-	j.setPhase(PhaseInit)
-	for _, name := range plan.Drop {
-		delete(st.Items, name)
-	}
-	if len(plan.Delete) > 0 {
-		if err := j.deleteItems(ctx, plan.Delete, OperationReconcile); err != nil {
-			j.fail(PhaseFailed, err)
-			return st
+// Apply brings an execution to ex. It asks PlanJob what a job would do;
+// when that is nothing, no job starts and only the recorded specs follow
+// ex (an edge or a timeout changed). Otherwise it runs a reconcile job.
+// It always returns the complete resulting status, also when items failed
+// or ctx was cancelled, so the caller can persist the truth.
+func (e *Engine) Apply(ctx context.Context, ex Execution, prev Status, run Run) Status {
+	if PlanJob(ex, prev).Noop() {
+		st := prev.Clone()
+		for n, spec := range ex.Items {
+			st.Items[n].Spec = spec
 		}
-	}
-	for name, spec := range ex.Items {
-		is := st.Items[name]
-		if is == nil {
-			is = &ItemStatus{Phase: PhaseInit}
-			st.Items[name] = is
-		}
-		is.Spec = spec
-	}
-
-	j.setPhase(PhaseProgressing)
-	if err := j.progress(ctx, plan.Run); err != nil {
-		j.fail(PhaseFailed, err)
 		return st
 	}
-	// Completing: exports are already on the items; nothing else to collect.
-	j.setPhase(PhaseCompleting)
-	j.st.JobIDFinished = jobID
-	j.setPhase(PhaseSucceeded)
-	return st
+	return e.Reconcile(ctx, ex, prev, run)
 }
 
-// Delete runs a delete job: every item is deleted after all items that
+// Destroy runs a delete job: every item is deleted after all items that
 // depend on it are gone. Items that could not be deleted stay in the
 // returned status; an empty Items map means the execution is gone.
-func (e *Engine) Delete(ctx context.Context, name string, prev Status, jobID string) Status {
+func (e *Engine) Destroy(ctx context.Context, name string, prev Status, run Run) Status {
 	st := prev.Clone()
-	st.JobID, st.LastError = jobID, nil
-	j := e.newJob(name, jobID, &st)
-	j.setPhase(PhaseInitDelete)
+	j := e.newJob(name, run, &st)
+	j.setPhase(core.PhaseInitDelete)
 	var names []string
 	for n, is := range st.Items {
 		if is.triggered() {
@@ -158,69 +111,175 @@ func (e *Engine) Delete(ctx context.Context, name string, prev Status, jobID str
 			delete(st.Items, n)
 		}
 	}
-	j.setPhase(PhaseDeleting)
-	if err := j.deleteItems(ctx, names, OperationDelete); err != nil {
-		j.fail(PhaseDeleteFailed, err)
+	j.setPhase(core.PhaseDeleting)
+	if err := j.deleteItems(ctx, names, core.OperationDelete); err != nil {
+		j.fail(core.PhaseDeleteFailed, err)
 		return st
 	}
-	st.JobIDFinished = jobID
+	st.JobIDFinished = j.id
 	j.emit(Event{Gone: true, Elapsed: e.Clock.Now().Sub(j.start)})
+	return st
+}
+
+// errItemTimeout is the cancel cause when an item exceeds its own timeout.
+var errItemTimeout = errors.New("deploy item timeout")
+
+// job is the state of one reconcile or delete job of one execution.
+type job struct {
+	e       *Engine
+	exec    string
+	id      string
+	observe func(Event)
+	start   time.Time
+	st      *Status
+}
+
+func (e *Engine) newJob(name string, run Run, st *Status) *job {
+	id := run.JobID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	st.JobID, st.LastError = id, nil
+	return &job{e: e, exec: name, id: id, observe: run.Observe, start: e.Clock.Now(), st: st}
+}
+
+func (j *job) emit(ev Event) {
+	if j.observe == nil {
+		return
+	}
+	ev.Execution, ev.JobID = j.exec, j.id
+	j.observe(ev)
+}
+
+func (j *job) setPhase(p core.Phase) {
+	j.st.Phase = p
+	j.emit(Event{Phase: p, Elapsed: j.e.Clock.Now().Sub(j.start), Err: j.st.LastError})
+}
+
+func (j *job) fail(p core.Phase, err *core.Error) {
+	j.st.LastError = err
+	j.setPhase(p)
+	j.st.JobIDFinished = j.id
+}
+
+// Reconcile runs one reconcile job of ex, whether or not PlanJob asks for
+// one: Init (orphans deleted, items created or updated), Progressing
+// (items triggered in dependency order), Completing.
+func (e *Engine) Reconcile(ctx context.Context, ex Execution, prev Status, run Run) Status {
+	st := prev.Clone()
+	j := e.newJob(ex.Name, run, &st)
+	plan := PlanJob(ex, prev)
+
+	j.setPhase(core.PhaseInit)
+	for _, name := range plan.Drop {
+		delete(st.Items, name)
+	}
+	if len(plan.Delete) > 0 {
+		if err := j.deleteItems(ctx, plan.Delete, core.OperationReconcile); err != nil {
+			j.fail(core.PhaseFailed, err)
+			return st
+		}
+	}
+	for name, spec := range ex.Items {
+		is := st.Items[name]
+		if is == nil {
+			is = &ItemStatus{Phase: core.PhaseInit}
+			st.Items[name] = is
+		}
+		is.Spec = spec
+	}
+
+	j.setPhase(core.PhaseProgressing)
+	if err := j.progress(ctx, plan.Run); err != nil {
+		j.fail(core.PhaseFailed, err)
+		return st
+	}
+	// Completing: exports are already on the items; nothing else to collect.
+	j.setPhase(core.PhaseCompleting)
+	j.st.JobIDFinished = j.id
+	j.setPhase(core.PhaseSucceeded)
 	return st
 }
 
 // progress triggers the items in run once their predecessors succeeded.
 // Items outside run are class A already (unchanged and Succeeded).
-func (j *job) progress(ctx context.Context, run []string) *Error {
-	g := newGraph(run)
-	for i, name := range g.names {
+func (j *job) progress(ctx context.Context, run []string) *core.Error {
+	g := dag.New(run)
+	for i, name := range run {
 		for _, dep := range j.st.Items[name].Spec.DependsOn {
-			if k, ok := g.index[dep]; ok {
-				g.wait(i, k)
-			} else if d := j.st.Items[dep]; d == nil || d.Phase != PhaseSucceeded {
+			if k, ok := g.Index(dep); ok {
+				g.Wait(i, k)
+			} else if d := j.st.Items[dep]; d == nil || d.Phase != core.PhaseSucceeded {
 				// Only possible when validation was bypassed; it makes the
 				// item permanently pending, which progress reports as stuck.
-				g.pending[i]++
+				g.Block(i)
 			}
 		}
 	}
-	out := j.drive(ctx, g, deployer.OperationReconcile)
-	return j.outcome(ctx, g, out, OperationReconcile, PhaseFailed)
+	out := dag.Drive(ctx, g, j.runner(g, core.OperationReconcile))
+	return j.outcome(ctx, g, out, core.OperationReconcile, core.PhaseFailed)
 }
 
 // deleteItems deletes names in reverse dependency order.
-func (j *job) deleteItems(ctx context.Context, names []string, op string) *Error {
-	sort.Strings(names)
-	g := newGraph(names)
-	for i, name := range g.names {
+func (j *job) deleteItems(ctx context.Context, names []string, op core.Operation) *core.Error {
+	slices.Sort(names)
+	g := dag.New(names)
+	for i, name := range names {
 		for _, dep := range j.st.Items[name].Spec.DependsOn {
-			if k, ok := g.index[dep]; ok {
-				g.wait(k, i) // the dependency waits for its dependant to be gone
+			if k, ok := g.Index(dep); ok {
+				g.Wait(k, i) // the dependency waits for its dependant to be gone
 			}
 		}
 	}
-	out := j.drive(ctx, g, deployer.OperationDelete)
-	return j.outcome(ctx, g, out, op, PhaseDeleteFailed)
+	out := dag.Drive(ctx, g, j.runner(g, core.OperationDelete))
+	return j.outcome(ctx, g, out, op, core.PhaseDeleteFailed)
+}
+
+// runner runs deploy items as nodes of g: trigger moves an item's phase
+// on, run calls its deployer, finish records the result.
+func (j *job) runner(g *dag.Graph, op core.Operation) dag.Runner[itemResult] {
+	phase := core.PhaseProgressing
+	if op == core.OperationDelete {
+		phase = core.PhaseDeleting
+	}
+	// What a run needs is copied out of the status on the driving
+	// goroutine, when the item is triggered: the status map is written
+	// there while items run.
+	type input struct {
+		spec  ItemSpec
+		state []byte
+	}
+	inputs := make([]input, g.Len())
+	return dag.Runner[itemResult]{
+		Slots: j.e.Slots,
+		Trigger: func(i int) {
+			name := g.Name(i)
+			is := j.st.Items[name]
+			is.Phase = phase
+			inputs[i] = input{is.Spec, is.State}
+			j.emit(Event{Item: name, Phase: phase})
+		},
+		Run: func(ctx context.Context, i int) itemResult {
+			return j.runItem(ctx, g.Name(i), inputs[i].spec, inputs[i].state, op)
+		},
+		Finish: func(i int, r itemResult) bool { return j.record(g.Name(i), op, r) },
+	}
 }
 
 // outcome turns the result of a drive into the execution's error, if any:
 // an interruption, failed items, or (only when validation was bypassed) a
 // graph on which nothing could make progress.
-func (j *job) outcome(ctx context.Context, g *graph, out driveResult, op string, failPhase Phase) *Error {
-	var failed, notRun []string
-	var codes []string
-	for _, i := range out.failed {
-		failed = append(failed, g.names[i])
-		codes = append(codes, j.st.Items[g.names[i]].LastError.Codes...)
+func (j *job) outcome(ctx context.Context, g *dag.Graph, out dag.Outcome, op core.Operation, failPhase core.Phase) *core.Error {
+	var failed, codes []string
+	for _, i := range out.Failed {
+		failed = append(failed, g.Name(i))
+		codes = append(codes, j.st.Items[g.Name(i)].LastError.Codes...)
 	}
-	for i, name := range g.names {
-		if !out.triggered[i] {
-			notRun = append(notRun, name)
-		}
-	}
+	notRun := out.NotTriggered(g)
 	if len(failed) == 0 && len(notRun) == 0 {
 		return nil
 	}
-	err := &Error{Operation: op}
+	err := &core.Error{Operation: op}
 	var parts []string
 	switch {
 	case ctx.Err() != nil:
@@ -230,16 +289,16 @@ func (j *job) outcome(ctx context.Context, g *graph, out driveResult, op string,
 		err.Reason = "DeployItemsFailed"
 	default:
 		err.Reason = "Stuck"
-		err.Codes = []string{deployer.CodeCyclicDependencies}
-		parts = append(parts, "no deploy item can make progress; check depends_on for cycles or missing items")
+		err.Codes = []string{core.CodeCyclicDependencies}
+		parts = append(parts, "no deploy item can make progress; check the dependencies for cycles or missing items")
 	}
 	if len(failed) > 0 {
-		sort.Strings(failed)
+		slices.Sort(failed)
 		parts = append(parts, fmt.Sprintf("deploy items in phase %s: %s", failPhase, strings.Join(failed, ", ")))
 	}
 	if len(notRun) > 0 {
 		verb := "not run"
-		if failPhase == PhaseDeleteFailed {
+		if failPhase == core.PhaseDeleteFailed {
 			verb = "not deleted"
 		}
 		parts = append(parts, fmt.Sprintf("%s: %s", verb, strings.Join(notRun, ", ")))
@@ -254,7 +313,7 @@ func (j *job) outcome(ctx context.Context, g *graph, out driveResult, op string,
 // interruption names why ctx ended: the operation's deadline, or a stop.
 func interruption(ctx context.Context) (string, []string) {
 	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-		return "Timeout", []string{deployer.CodeTimeout}
+		return "Timeout", []string{core.CodeTimeout}
 	}
-	return "Interrupted", []string{deployer.CodeInterrupted}
+	return "Interrupted", []string{core.CodeInterrupted}
 }

@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -23,24 +26,24 @@ func TestReconcileRunsItemsInDependencyOrder(t *testing.T) {
 		"api":   item("", "db", "cache"),
 		"web":   item("", "api"),
 	})
-	st := h.e.Reconcile(context.Background(), ex, Status{}, "job-1")
-	if st.Phase != PhaseSucceeded || st.JobIDFinished != "job-1" || st.LastError != nil {
+	st := h.e.Reconcile(context.Background(), ex, Status{}, h.run("job-1"))
+	if st.Phase != core.PhaseSucceeded || st.JobIDFinished != "job-1" || st.LastError != nil {
 		t.Fatalf("execution: phase %s finished %q err %v", st.Phase, st.JobIDFinished, st.LastError)
 	}
 	for _, pair := range [][2]string{{"db", "api"}, {"cache", "api"}, {"api", "web"}} {
-		if h.d.position(t, "RECONCILE:"+pair[0]) > h.d.position(t, "RECONCILE:"+pair[1]) {
+		if h.d.position(t, "Reconcile:"+pair[0]) > h.d.position(t, "Reconcile:"+pair[1]) {
 			t.Errorf("%s ran after %s: %v", pair[0], pair[1], h.d.callList())
 		}
 	}
 	for name, is := range st.Items {
-		if is.Phase != PhaseSucceeded || is.JobIDFinished != "job-1" || is.AppliedHash != ex.Items[name].Hash() {
+		if is.Phase != core.PhaseSucceeded || is.JobIDFinished != "job-1" || is.AppliedHash != ex.Items[name].Hash() {
 			t.Errorf("%s: %+v", name, is)
 		}
 	}
-	if got := h.rec.phases(""); !reflect.DeepEqual(got, []Phase{PhaseInit, PhaseProgressing, PhaseCompleting, PhaseSucceeded}) {
+	if got := h.rec.phases(""); !reflect.DeepEqual(got, []core.Phase{core.PhaseInit, core.PhaseProgressing, core.PhaseCompleting, core.PhaseSucceeded}) {
 		t.Errorf("execution phases %v", got)
 	}
-	if got := h.rec.phases("web"); !reflect.DeepEqual(got, []Phase{PhaseProgressing, PhaseSucceeded}) {
+	if got := h.rec.phases("web"); !reflect.DeepEqual(got, []core.Phase{core.PhaseProgressing, core.PhaseSucceeded}) {
 		t.Errorf("item phases %v", got)
 	}
 }
@@ -69,7 +72,7 @@ func TestParallelismIsBounded(t *testing.T) {
 			items[n] = item(`{"gate":"` + g + `"}`)
 		}
 		done := make(chan Status)
-		go func() { done <- h.e.Reconcile(context.Background(), exec(items), Status{}, "j") }()
+		go func() { done <- h.e.Reconcile(context.Background(), exec(items), Status{}, h.run("j")) }()
 		want := limit
 		if limit == 0 {
 			want = len(items) // unbounded: all independent items run at once
@@ -82,7 +85,7 @@ func TestParallelismIsBounded(t *testing.T) {
 		}
 		close(gate(g))
 		st := <-done
-		if st.Phase != PhaseSucceeded || h.d.peak != want {
+		if st.Phase != core.PhaseSucceeded || h.d.peak != want {
 			t.Fatalf("limit %d: phase %s peak %d", limit, st.Phase, h.d.peak)
 		}
 	}
@@ -98,17 +101,17 @@ func TestFailureStopsTriggeringButLetsRunningItemsFinish(t *testing.T) {
 		"later": item("", "slow"),
 	})
 	done := make(chan Status)
-	go func() { done <- h.e.Reconcile(context.Background(), ex, Status{}, "job-1") }()
+	go func() { done <- h.e.Reconcile(context.Background(), ex, Status{}, h.run("job-1")) }()
 	waitStarted(t, h.d, 2)
 	time.Sleep(20 * time.Millisecond) // let the failure be recorded first
 	close(gate(g))
 	st := <-done
 
-	want := map[string]Phase{"bad": PhaseFailed, "after": PhaseInit, "slow": PhaseSucceeded, "later": PhaseInit}
+	want := map[string]core.Phase{"bad": core.PhaseFailed, "after": core.PhaseInit, "slow": core.PhaseSucceeded, "later": core.PhaseInit}
 	if got := phasesOf(st); !reflect.DeepEqual(got, want) {
 		t.Fatalf("phases %v, want %v", got, want)
 	}
-	if st.Phase != PhaseFailed || st.JobIDFinished != "job-1" {
+	if st.Phase != core.PhaseFailed || st.JobIDFinished != "job-1" {
 		t.Fatalf("execution %s finished %q", st.Phase, st.JobIDFinished)
 	}
 	le := st.LastError
@@ -117,7 +120,7 @@ func TestFailureStopsTriggeringButLetsRunningItemsFinish(t *testing.T) {
 		t.Fatalf("execution error %+v", le)
 	}
 	bad := st.Items["bad"]
-	if bad.LastError.Operation != OperationReconcile || bad.LastError.Reason != "Broken" ||
+	if bad.LastError.Operation != core.OperationReconcile || bad.LastError.Reason != "Broken" ||
 		string(bad.ProviderStatus) != `{"why":"broken"}` || bad.JobIDFinished != "job-1" {
 		t.Fatalf("bad item %+v %+v", bad, bad.LastError)
 	}
@@ -135,9 +138,9 @@ func TestFailureStopsTriggeringButLetsRunningItemsFinish(t *testing.T) {
 		t.Fatalf("plan %+v", plan)
 	}
 	before := len(h.d.callList())
-	st2 := h.e.Reconcile(context.Background(), fixed, st, "job-2")
+	st2 := h.e.Reconcile(context.Background(), fixed, st, h.run("job-2"))
 	calls := h.d.callList()[before:]
-	if st2.Phase != PhaseSucceeded || len(calls) != 3 {
+	if st2.Phase != core.PhaseSucceeded || len(calls) != 3 {
 		t.Fatalf("second job: %s, calls %v", st2.Phase, calls)
 	}
 	if st2.Items["slow"].JobIDFinished != "job-1" {
@@ -148,7 +151,7 @@ func TestFailureStopsTriggeringButLetsRunningItemsFinish(t *testing.T) {
 func TestUnchangedItemsDoNotRunAgain(t *testing.T) {
 	h := newHarness(0)
 	ex := exec(map[string]ItemSpec{"a": item(`{"export":{"x":1}}`), "b": item(`{}`, "a")})
-	st := h.e.Reconcile(context.Background(), ex, Status{}, "j1")
+	st := h.e.Reconcile(context.Background(), ex, Status{}, h.run("j1"))
 	if p := PlanJob(ex, st); !p.Noop() || len(p.Skip) != 2 {
 		t.Fatalf("plan after success: %+v", p)
 	}
@@ -164,8 +167,8 @@ func TestUnchangedItemsDoNotRunAgain(t *testing.T) {
 		t.Fatalf("plan %+v", p)
 	}
 	before := len(h.d.callList())
-	st2 := h.e.Reconcile(context.Background(), changed, st, "j2")
-	if calls := h.d.callList()[before:]; !reflect.DeepEqual(calls, []string{"RECONCILE:a"}) {
+	st2 := h.e.Reconcile(context.Background(), changed, st, h.run("j2"))
+	if calls := h.d.callList()[before:]; !reflect.DeepEqual(calls, []string{"Reconcile:a"}) {
 		t.Fatalf("calls %v", calls)
 	}
 	if string(st2.Items["a"].Export) != `{"x":2}` {
@@ -189,12 +192,12 @@ func TestUnchangedItemsDoNotRunAgain(t *testing.T) {
 func TestUnfinishedJobIsResumed(t *testing.T) {
 	h := newHarness(0)
 	ex := exec(map[string]ItemSpec{"a": item("")})
-	st := h.e.Reconcile(context.Background(), ex, Status{}, "j1")
-	st.Phase = PhaseFailed // as if the job was stopped after a finished
+	st := h.e.Reconcile(context.Background(), ex, Status{}, h.run("j1"))
+	st.Phase = core.PhaseFailed // as if the job was stopped after a finished
 	if p := PlanJob(ex, st); p.Noop() || len(p.Run) != 0 {
 		t.Fatalf("plan %+v", p)
 	}
-	st2 := h.e.Reconcile(context.Background(), ex, st, "j2")
+	st2 := h.e.Reconcile(context.Background(), ex, st, h.run("j2"))
 	if !st2.Succeeded() {
 		t.Fatalf("status %+v", st2)
 	}
@@ -208,8 +211,8 @@ func TestOrphansAreDeletedInReverseOrderDuringInit(t *testing.T) {
 	ex := exec(map[string]ItemSpec{
 		"base": item(""), "mid": item("", "base"), "top": item("", "mid"), "keep": item(""),
 	})
-	st := h.e.Reconcile(context.Background(), ex, Status{}, "j1")
-	st.Items["declared"] = &ItemStatus{Phase: PhaseInit, Spec: item("")} // never triggered
+	st := h.e.Reconcile(context.Background(), ex, Status{}, h.run("j1"))
+	st.Items["declared"] = &ItemStatus{Phase: core.PhaseInit, Spec: item("")} // never triggered
 
 	next := exec(map[string]ItemSpec{"keep": ex.Items["keep"], "new": item("")})
 	p := PlanJob(next, st)
@@ -217,9 +220,9 @@ func TestOrphansAreDeletedInReverseOrderDuringInit(t *testing.T) {
 		t.Fatalf("plan %+v", p)
 	}
 	before := len(h.d.callList())
-	st2 := h.e.Reconcile(context.Background(), next, st, "j2")
+	st2 := h.e.Reconcile(context.Background(), next, st, h.run("j2"))
 	calls := h.d.callList()[before:]
-	want := []string{"DELETE:top", "DELETE:mid", "DELETE:base", "RECONCILE:new"}
+	want := []string{"Delete:top", "Delete:mid", "Delete:base", "Reconcile:new"}
 	if !reflect.DeepEqual(calls, want) {
 		t.Fatalf("calls %v, want %v", calls, want)
 	}
@@ -231,13 +234,13 @@ func TestOrphansAreDeletedInReverseOrderDuringInit(t *testing.T) {
 func TestFailedOrphanDeletionFailsTheJobAndKeepsTheOrphan(t *testing.T) {
 	h := newHarness(0)
 	ex := exec(map[string]ItemSpec{"old": item(`{"failDelete":true}`), "keep": item("")})
-	st := h.e.Reconcile(context.Background(), ex, Status{}, "j1")
+	st := h.e.Reconcile(context.Background(), ex, Status{}, h.run("j1"))
 	next := exec(map[string]ItemSpec{"keep": ex.Items["keep"], "new": item("")})
-	st2 := h.e.Reconcile(context.Background(), next, st, "j2")
-	if st2.Phase != PhaseFailed || st2.Items["old"].Phase != PhaseDeleteFailed || st2.Items["new"] != nil {
+	st2 := h.e.Reconcile(context.Background(), next, st, h.run("j2"))
+	if st2.Phase != core.PhaseFailed || st2.Items["old"].Phase != core.PhaseDeleteFailed || st2.Items["new"] != nil {
 		t.Fatalf("phase %s items %v", st2.Phase, phasesOf(st2))
 	}
-	if st2.LastError.Reason != "DeployItemsFailed" || st2.Items["old"].LastError.Operation != OperationDelete {
+	if st2.LastError.Reason != "DeployItemsFailed" || st2.Items["old"].LastError.Operation != core.OperationDelete {
 		t.Fatalf("errors %+v %+v", st2.LastError, st2.Items["old"].LastError)
 	}
 }
@@ -247,17 +250,17 @@ func TestDeleteRunsInReverseDependencyOrder(t *testing.T) {
 	ex := exec(map[string]ItemSpec{
 		"a": item(""), "b": item("", "a"), "c": item("", "a"), "d": item("", "b", "c"),
 	})
-	st := h.e.Reconcile(context.Background(), ex, Status{}, "j1")
+	st := h.e.Reconcile(context.Background(), ex, Status{}, h.run("j1"))
 	before := len(h.d.callList())
-	gone := h.e.Delete(context.Background(), "ex", st, "j2")
+	gone := h.e.Destroy(context.Background(), "ex", st, h.run("j2"))
 	calls := h.d.callList()[before:]
 	if len(gone.Items) != 0 || gone.LastError != nil || len(calls) != 4 {
 		t.Fatalf("items %v err %v calls %v", phasesOf(gone), gone.LastError, calls)
 	}
-	if calls[0] != "DELETE:d" || calls[3] != "DELETE:a" {
+	if calls[0] != "Delete:d" || calls[3] != "Delete:a" {
 		t.Fatalf("order %v", calls)
 	}
-	if got := h.rec.phases(""); got[len(got)-2] != PhaseInitDelete || got[len(got)-1] != PhaseDeleting {
+	if got := h.rec.phases(""); got[len(got)-2] != core.PhaseInitDelete || got[len(got)-1] != core.PhaseDeleting {
 		t.Fatalf("phases %v", got)
 	}
 }
@@ -267,20 +270,20 @@ func TestFailedDeleteKeepsWhatWasNotDeleted(t *testing.T) {
 	ex := exec(map[string]ItemSpec{
 		"a": item(""), "b": item(`{"failDelete":true}`, "a"), "c": item("", "b"), "side": item(""),
 	})
-	st := h.e.Reconcile(context.Background(), ex, Status{}, "j1")
-	st.Items["never"] = &ItemStatus{Phase: PhaseInit, Spec: item("", "a")}
-	st2 := h.e.Delete(context.Background(), "ex", st, "j2")
-	want := map[string]Phase{"a": PhaseSucceeded, "b": PhaseDeleteFailed}
+	st := h.e.Reconcile(context.Background(), ex, Status{}, h.run("j1"))
+	st.Items["never"] = &ItemStatus{Phase: core.PhaseInit, Spec: item("", "a")}
+	st2 := h.e.Destroy(context.Background(), "ex", st, h.run("j2"))
+	want := map[string]core.Phase{"a": core.PhaseSucceeded, "b": core.PhaseDeleteFailed}
 	if got := phasesOf(st2); !reflect.DeepEqual(got, want) {
 		t.Fatalf("left %v, want %v", got, want)
 	}
-	if st2.Phase != PhaseDeleteFailed || !strings.Contains(st2.LastError.Message, "not deleted: a") {
+	if st2.Phase != core.PhaseDeleteFailed || !strings.Contains(st2.LastError.Message, "not deleted: a") {
 		t.Fatalf("execution %s %+v", st2.Phase, st2.LastError)
 	}
 	// Fixing the item lets a later delete finish the job.
 	b := st2.Items["b"]
 	b.Spec = item("", "a")
-	st3 := h.e.Delete(context.Background(), "ex", st2, "j3")
+	st3 := h.e.Destroy(context.Background(), "ex", st2, h.run("j3"))
 	if len(st3.Items) != 0 || st3.LastError != nil {
 		t.Fatalf("left %v", phasesOf(st3))
 	}
@@ -305,10 +308,10 @@ func TestTransientErrorsAreRetriedWithExponentialBackoff(t *testing.T) {
 		go driveClock(h.clock, 30*time.Second, stop)
 		spec := item(cfg)
 		spec.Timeout = 10 * time.Minute
-		st := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": spec}), Status{}, "j")
+		st := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": spec}), Status{}, h.run("j"))
 		close(stop)
-		if !st.Succeeded() || h.d.attempts["RECONCILE:a"] != 4 {
-			t.Fatalf("%s: phase %s attempts %d", cfg, st.Phase, h.d.attempts["RECONCILE:a"])
+		if !st.Succeeded() || h.d.attempts["Reconcile:a"] != 4 {
+			t.Fatalf("%s: phase %s attempts %d", cfg, st.Phase, h.d.attempts["Reconcile:a"])
 		}
 		var waits []time.Duration
 		for _, e := range h.rec.events {
@@ -325,6 +328,42 @@ func TestTransientErrorsAreRetriedWithExponentialBackoff(t *testing.T) {
 	}
 }
 
+// A deployer that is not done yet asks to be called again; that is no
+// error, and while it waits its max_parallelism slot serves another item.
+func TestRequeueIsNotAnErrorAndFreesTheSlot(t *testing.T) {
+	h := newHarness(1)
+	g := newGate()
+	ex := exec(map[string]ItemSpec{"a": item(`{"requeue":2}`), "b": item(fmt.Sprintf(`{"gate":%q}`, g))})
+	done := make(chan Status, 1)
+	go func() { done <- h.e.Reconcile(context.Background(), ex, Status{}, h.run("j")) }()
+	// a starts first (sorted), asks to be requeued and gives its slot to b.
+	for _, want := range []string{"Reconcile:a", "Reconcile:b"} {
+		if got := <-h.d.started; got != want {
+			t.Fatalf("started %s, want %s", got, want)
+		}
+	}
+	close(gate(g))
+	stop := make(chan struct{})
+	go driveClock(h.clock, 5*time.Second, stop)
+	st := <-done
+	close(stop)
+	if !st.Succeeded() || h.d.attempts["Reconcile:a"] != 3 || st.Items["a"].LastError != nil {
+		t.Fatalf("phase %s attempts %d err %v", st.Phase, h.d.attempts["Reconcile:a"], st.Items["a"].LastError)
+	}
+	var requeues int
+	for _, e := range h.rec.events {
+		if e.Requeue == 5*time.Second && e.Item == "a" {
+			requeues++
+		}
+		if e.Retry > 0 || (e.Err != nil && e.Item == "a") {
+			t.Fatalf("a requeue was reported as an error: %+v", e)
+		}
+	}
+	if requeues != 2 {
+		t.Fatalf("%d requeue events, want 2", requeues)
+	}
+}
+
 func TestTransientErrorsStopAtTheItemTimeout(t *testing.T) {
 	h := newHarness(0)
 	stop := make(chan struct{})
@@ -332,22 +371,22 @@ func TestTransientErrorsStopAtTheItemTimeout(t *testing.T) {
 	go driveClock(h.clock, 30*time.Second, stop)
 	spec := item(`{"transient":1000000}`)
 	spec.Timeout = 3 * time.Minute
-	st := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": spec}), Status{}, "j")
+	st := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": spec}), Status{}, h.run("j"))
 	le := st.Items["a"].LastError
-	if st.Items["a"].Phase != PhaseFailed || le.Reason != "Timeout" || !reflect.DeepEqual(le.Codes, []string{deployer.CodeTimeout}) ||
+	if st.Items["a"].Phase != core.PhaseFailed || le.Reason != "Timeout" || !reflect.DeepEqual(le.Codes, []string{core.CodeTimeout}) ||
 		!strings.Contains(le.Message, "3m0s") || !strings.Contains(le.Message, "last error: attempt") {
 		t.Fatalf("item %s %+v", st.Items["a"].Phase, le)
 	}
-	if !reflect.DeepEqual(st.LastError.Codes, []string{deployer.CodeTimeout}) {
+	if !reflect.DeepEqual(st.LastError.Codes, []string{core.CodeTimeout}) {
 		t.Fatalf("execution codes %v", st.LastError.Codes)
 	}
 }
 
 func TestTerminalErrorsAreNotRetried(t *testing.T) {
 	h := newHarness(0)
-	st := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": item(`{"fail":true}`)}), Status{}, "j")
-	if st.Items["a"].Phase != PhaseFailed || h.d.attempts["RECONCILE:a"] != 1 {
-		t.Fatalf("phase %s attempts %d", st.Items["a"].Phase, h.d.attempts["RECONCILE:a"])
+	st := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": item(`{"fail":true}`)}), Status{}, h.run("j"))
+	if st.Items["a"].Phase != core.PhaseFailed || h.d.attempts["Reconcile:a"] != 1 {
+		t.Fatalf("phase %s attempts %d", st.Items["a"].Phase, h.d.attempts["Reconcile:a"])
 	}
 }
 
@@ -357,7 +396,7 @@ func TestRunningItemOverItsTimeoutFails(t *testing.T) {
 	spec.Timeout = 10 * time.Minute
 	done := make(chan Status)
 	go func() {
-		done <- h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": spec}), Status{}, "j")
+		done <- h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": spec}), Status{}, h.run("j"))
 	}()
 	waitStarted(t, h.d, 1)
 	h.clock.Advance(9 * time.Minute)
@@ -369,7 +408,7 @@ func TestRunningItemOverItsTimeoutFails(t *testing.T) {
 	h.clock.Advance(time.Minute)
 	st := <-done
 	le := st.Items["a"].LastError
-	if le.Reason != "Timeout" || le.Codes[0] != deployer.CodeTimeout || !strings.Contains(le.Message, "10m0s") {
+	if le.Reason != "Timeout" || le.Codes[0] != core.CodeTimeout || !strings.Contains(le.Message, "10m0s") {
 		t.Fatalf("%+v", le)
 	}
 }
@@ -379,16 +418,16 @@ func TestInterruptMarksRunningItemsAndKeepsTheRest(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ex := exec(map[string]ItemSpec{"a": item(`{"block":true}`), "b": item("", "a"), "c": item("")})
 	done := make(chan Status)
-	go func() { done <- h.e.Reconcile(ctx, ex, Status{}, "j") }()
+	go func() { done <- h.e.Reconcile(ctx, ex, Status{}, h.run("j")) }()
 	waitStarted(t, h.d, 2)
 	time.Sleep(10 * time.Millisecond) // c finishes on its own
 	cancel()
 	st := <-done
-	want := map[string]Phase{"a": PhaseFailed, "b": PhaseInit, "c": PhaseSucceeded}
+	want := map[string]core.Phase{"a": core.PhaseFailed, "b": core.PhaseInit, "c": core.PhaseSucceeded}
 	if got := phasesOf(st); !reflect.DeepEqual(got, want) {
 		t.Fatalf("phases %v", got)
 	}
-	if st.Items["a"].LastError.Codes[0] != deployer.CodeInterrupted || st.LastError.Reason != "Interrupted" ||
+	if st.Items["a"].LastError.Codes[0] != core.CodeInterrupted || st.LastError.Reason != "Interrupted" ||
 		string(st.Items["a"].State) != "+" {
 		t.Fatalf("item %+v exec %+v", st.Items["a"].LastError, st.LastError)
 	}
@@ -404,8 +443,8 @@ func TestResourceDeadlineIsATimeout(t *testing.T) {
 	h.e.Clock = RealClock{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	st := h.e.Reconcile(ctx, exec(map[string]ItemSpec{"a": item(`{"block":true}`)}), Status{}, "j")
-	if st.LastError.Reason != "Timeout" || st.Items["a"].LastError.Codes[0] != deployer.CodeTimeout {
+	st := h.e.Reconcile(ctx, exec(map[string]ItemSpec{"a": item(`{"block":true}`)}), Status{}, h.run("j"))
+	if st.LastError.Reason != "Timeout" || st.Items["a"].LastError.Codes[0] != core.CodeTimeout {
 		t.Fatalf("%+v / %+v", st.LastError, st.Items["a"].LastError)
 	}
 }
@@ -414,8 +453,8 @@ func TestStuckGraphFails(t *testing.T) {
 	h := newHarness(0)
 	// Validation rejects this; the engine must still not hang on it.
 	ex := exec(map[string]ItemSpec{"a": item("", "b"), "b": item("", "a"), "c": item("")})
-	st := h.e.Reconcile(context.Background(), ex, Status{}, "j")
-	if st.Phase != PhaseFailed || st.LastError.Reason != "Stuck" || st.Items["c"].Phase != PhaseSucceeded {
+	st := h.e.Reconcile(context.Background(), ex, Status{}, h.run("j"))
+	if st.Phase != core.PhaseFailed || st.LastError.Reason != "Stuck" || st.Items["c"].Phase != core.PhaseSucceeded {
 		t.Fatalf("%s %+v %v", st.Phase, st.LastError, phasesOf(st))
 	}
 }
@@ -423,19 +462,29 @@ func TestStuckGraphFails(t *testing.T) {
 func TestValidate(t *testing.T) {
 	reg := deployer.NewRegistry()
 	reg.Register(newFakeDeployer(), "fake")
+	reg.Register(clusterFake{newFakeDeployer()}, "cluster")
+	onCluster := func(t *deployer.Target) ItemSpec {
+		return ItemSpec{Type: "cluster", Config: json.RawMessage(`{}`), Target: t}
+	}
 	cases := []struct {
 		name  string
 		items map[string]ItemSpec
 		want  []string // "item/field: substring"
 	}{
 		{"valid", map[string]ItemSpec{"a": item(""), "b": item("", "a")}, nil},
-		{"unknown type", map[string]ItemSpec{"a": {Type: "nope", Config: json.RawMessage(`{}`)}}, []string{`a/type: unknown deploy item type "nope"; known types: fake`}},
-		{"missing dep", map[string]ItemSpec{"a": item("", "ghost")}, []string{`a/depends_on: "ghost" is not a deploy item`}},
-		{"self", map[string]ItemSpec{"a": item("", "a")}, []string{"a/depends_on: cannot depend on itself"}},
-		{"twice", map[string]ItemSpec{"a": item(""), "b": item("", "a", "a")}, []string{`b/depends_on: "a" is listed twice`}},
+		{"unknown type", map[string]ItemSpec{"a": {Type: "nope", Config: json.RawMessage(`{}`)}}, []string{`a/type: unknown deploy item type "nope"; known types: cluster, fake`}},
+		{"missing dep", map[string]ItemSpec{"a": item("", "ghost")}, []string{`a/dependsOn: "ghost" is not a deploy item`}},
+		{"self", map[string]ItemSpec{"a": item("", "a")}, []string{"a/dependsOn: cannot depend on itself"}},
+		{"twice", map[string]ItemSpec{"a": item(""), "b": item("", "a", "a")}, []string{`b/dependsOn: "a" is listed twice`}},
 		{"cycle", map[string]ItemSpec{"a": item("", "c"), "b": item("", "a"), "c": item("", "b"), "d": item("")},
-			[]string{"a/depends_on: dependency cycle: a -> c -> b -> a"}},
+			[]string{"a/dependsOn: dependency cycle: a -> c -> b -> a"}},
 		{"bad config", map[string]ItemSpec{"a": item(`{"nope":1}`)}, []string{`a/config: unknown field "nope"`}},
+		{"target given", map[string]ItemSpec{"a": onCluster(&deployer.Target{Name: "c", Type: "k8s"})}, nil},
+		{"target type unknown yet", map[string]ItemSpec{"a": onCluster(&deployer.Target{Name: "c"})}, nil},
+		{"target missing", map[string]ItemSpec{"a": onCluster(nil)}, []string{"a/target: acts on a target of type k8s; set one"}},
+		{"target of another type", map[string]ItemSpec{"a": onCluster(&deployer.Target{Name: "c", Type: "ssh"})},
+			[]string{`a/target: target "c" has type "ssh"; this deployer needs k8s`}},
+		{"target on a deployer without", map[string]ItemSpec{"a": {Type: "fake", Config: json.RawMessage(`{}`), Target: &deployer.Target{Type: "x"}}}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -445,7 +494,7 @@ func TestValidate(t *testing.T) {
 			}
 			for i, w := range tc.want {
 				head, sub, _ := strings.Cut(w, ": ")
-				if got := probs[i].Item + "/" + probs[i].Field; got != head || !strings.Contains(probs[i].Message, sub) {
+				if got := probs[i].Item + "/" + string(probs[i].Field); got != head || !strings.Contains(probs[i].Message, sub) {
 					t.Errorf("problem %d: %s: %s, want %s", i, got, probs[i].Message, w)
 				}
 			}
@@ -465,3 +514,8 @@ func TestParseTimeout(t *testing.T) {
 		}
 	}
 }
+
+// clusterFake is a fake deployer that acts on targets of type k8s.
+type clusterFake struct{ *fakeDeployer }
+
+func (clusterFake) TargetTypes() []string { return []string{"k8s"} }

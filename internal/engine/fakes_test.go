@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -106,6 +108,7 @@ type fakeConfig struct {
 	Gate       string          `json:"gate"`   // wait for release(gate)
 	Export     json.RawMessage `json:"export"` // returned on success
 	Unknown    bool            `json:"unknownError"`
+	Requeue    int             `json:"requeue"` // first N attempts: not ready, look again in 5s
 }
 
 func newFakeDeployer() *fakeDeployer {
@@ -133,7 +136,7 @@ func (f *fakeDeployer) Validate(config json.RawMessage) error {
 func (f *fakeDeployer) run(ctx context.Context, req deployer.Request) (deployer.Result, error) {
 	var c fakeConfig
 	if err := deployer.DecodeStrict(req.Config, &c); err != nil {
-		return deployer.Result{}, deployer.Terminal("ConfigurationProblem", err.Error())
+		return deployer.Result{}, core.Terminal("ConfigurationProblem", err.Error())
 	}
 	key := string(req.Operation) + ":" + req.Item
 	f.mu.Lock()
@@ -154,28 +157,31 @@ func (f *fakeDeployer) run(ctx context.Context, req deployer.Request) (deployer.
 		select {
 		case <-gate(c.Gate):
 		case <-ctx.Done():
-			return deployer.Result{State: state}, deployer.Terminal("Interrupted", "gate wait stopped", deployer.CodeInterrupted)
+			return deployer.Result{State: state}, core.Terminal("Interrupted", "gate wait stopped", core.CodeInterrupted)
 		}
 	}
 	if c.Block {
 		<-ctx.Done()
-		return deployer.Result{State: state}, deployer.Terminal("Interrupted", "stopped", deployer.CodeInterrupted)
+		return deployer.Result{State: state}, core.Terminal("Interrupted", "stopped", core.CodeInterrupted)
 	}
-	if req.Operation == deployer.OperationDelete {
+	if req.Operation == core.OperationDelete {
 		if c.FailDelete {
-			return deployer.Result{State: state}, deployer.Terminal("DeleteBroken", "cannot delete "+req.Item, "ERR_TEST")
+			return deployer.Result{State: state}, core.Terminal("DeleteBroken", "cannot delete "+req.Item, "ERR_TEST")
 		}
 		return deployer.Result{}, nil
+	}
+	if attempt <= c.Requeue {
+		return deployer.Result{State: state, RequeueAfter: 5 * time.Second}, nil
 	}
 	if attempt <= c.Transient {
 		if c.Unknown {
 			return deployer.Result{State: state}, fmt.Errorf("unclassified failure %d", attempt)
 		}
-		return deployer.Result{State: state}, deployer.Transient("Flaky", fmt.Sprintf("attempt %d", attempt))
+		return deployer.Result{State: state}, core.Transient("Flaky", fmt.Sprintf("attempt %d", attempt))
 	}
 	if c.Fail {
 		return deployer.Result{State: state, ProviderStatus: json.RawMessage(`{"why":"broken"}`)},
-			deployer.Terminal("Broken", "item "+req.Item+" is broken", "ERR_TEST")
+			core.Terminal("Broken", "item "+req.Item+" is broken", "ERR_TEST")
 	}
 	return deployer.Result{State: state, Export: c.Export, ProviderStatus: json.RawMessage(`{"ok":true}`)}, nil
 }
@@ -217,10 +223,10 @@ func (r *recorder) observe(e Event) {
 	r.events = append(r.events, e)
 }
 
-func (r *recorder) phases(item string) []Phase {
+func (r *recorder) phases(item string) []core.Phase {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []Phase
+	var out []core.Phase
 	for _, e := range r.events {
 		if e.Item == item && e.Phase != "" {
 			out = append(out, e.Phase)
@@ -244,7 +250,6 @@ func newHarness(parallelism int) *harness {
 	c := newFakeClock()
 	e.Clock = c
 	rec := &recorder{}
-	e.Observe = rec.observe
 	return &harness{e: e, d: d, clock: c, rec: rec}
 }
 
@@ -256,10 +261,15 @@ func item(config string, deps ...string) ItemSpec {
 	return ItemSpec{Type: "fake", Config: json.RawMessage(config), DependsOn: deps, UpdateOnChangeOnly: true}
 }
 
-func phasesOf(st Status) map[string]Phase {
-	out := map[string]Phase{}
+func phasesOf(st Status) map[string]core.Phase {
+	out := map[string]core.Phase{}
 	for n, is := range st.Items {
 		out[n] = is.Phase
 	}
 	return out
+}
+
+// run is a Run under jobID whose events the harness records.
+func (h *harness) run(jobID string) Run {
+	return Run{JobID: jobID, Observe: h.rec.observe}
 }

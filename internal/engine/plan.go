@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+
 	"maps"
 	"slices"
 	"sort"
@@ -62,7 +64,7 @@ func PlanJob(ex Execution, st Status) Plan {
 		spec := ex.Items[name]
 		is := st.Items[name]
 		switch {
-		case is == nil || is.Phase != PhaseSucceeded || is.AppliedHash != spec.Hash():
+		case is == nil || is.Phase != core.PhaseSucceeded || is.AppliedHash != spec.Hash() || is.Drift != "":
 			p.Run = append(p.Run, name)
 		case !spec.UpdateOnChangeOnly:
 			always = append(always, name)

@@ -1,9 +1,9 @@
 // Package engine is Landscaper's execution phase engine, run in-process.
 //
-// It holds the object model (an execution and its deploy items), the phase
-// machine of seed 001 (Init, Progressing, Completing; InitDelete, Deleting),
+// It holds the object model (an execution and its deploy items), the
+// execution phases (Init, Progressing, Completing; InitDelete, Deleting),
 // job IDs, and the classification of deploy items that decides what runs
-// next. It knows nothing about Terraform: the provider translates state to
+// next. It knows nothing about Terraform: callers translate their state to
 // these types and back.
 package engine
 
@@ -14,40 +14,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 )
-
-// Phase is a Landscaper phase string, shown to users exactly as written.
-type Phase string
-
-// Phases of executions and deploy items (DESIGN.md §2).
-const (
-	PhaseInit         Phase = "Init"
-	PhaseProgressing  Phase = "Progressing"
-	PhaseCompleting   Phase = "Completing"
-	PhaseSucceeded    Phase = "Succeeded"
-	PhaseFailed       Phase = "Failed"
-	PhaseInitDelete   Phase = "InitDelete"
-	PhaseDeleting     Phase = "Deleting"
-	PhaseDeleteFailed Phase = "DeleteFailed"
-)
-
-// Operations named in errors, as Landscaper's status errors name them.
-const (
-	OperationReconcile = "Reconcile"
-	OperationDelete    = "Delete"
-)
-
-// Error is Landscaper's status error shape.
-type Error struct {
-	Operation string   `json:"operation"`
-	Reason    string   `json:"reason"`
-	Message   string   `json:"message"`
-	Codes     []string `json:"codes,omitempty"`
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("%s %s: %s", e.Operation, e.Reason, e.Message)
-}
 
 // ItemSpec is the desired state of one deploy item.
 type ItemSpec struct {
@@ -60,16 +30,25 @@ type ItemSpec struct {
 	// UpdateOnChangeOnly skips an item whose spec equals the spec of its
 	// last successful run.
 	UpdateOnChangeOnly bool `json:"updateOnChangeOnly,omitempty"`
+	// Target is what the item acts on, or nil.
+	Target *deployer.Target `json:"target,omitempty"`
 }
 
-// Hash identifies what the item does. Only type and config count: changing
-// a timeout or an edge of the graph does not change what the deployer would
-// install, so it must not re-run the item.
+// Hash identifies what the item does. Type, config and target count:
+// changing a timeout or an edge of the graph does not change what the
+// deployer would install, so it must not re-run the item. An item without
+// a target hashes as it did before targets existed.
 func (s ItemSpec) Hash() string {
 	h := sha256.New()
 	h.Write([]byte(s.Type))
 	h.Write([]byte{0})
 	h.Write(canonical(s.Config))
+	if t := s.Target; t != nil {
+		h.Write([]byte{0})
+		h.Write([]byte(t.Type))
+		h.Write([]byte{0})
+		h.Write(canonical(t.Config))
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -98,16 +77,19 @@ type Execution struct {
 // ItemStatus is what is known about one deploy item. Only the item's
 // deployer run (through the engine) writes it.
 type ItemStatus struct {
-	Phase Phase `json:"phase"`
+	Phase core.Phase `json:"phase"`
 	// JobIDFinished is the job in which the item last finished a run.
 	JobIDFinished  string          `json:"jobIDFinished,omitempty"`
-	LastError      *Error          `json:"lastError,omitempty"`
+	LastError      *core.Error     `json:"lastError,omitempty"`
 	ProviderStatus json.RawMessage `json:"providerStatus,omitempty"`
 	Export         json.RawMessage `json:"export,omitempty"`
 	// AppliedHash is the Hash of the spec of the last successful reconcile.
 	AppliedHash string `json:"appliedHash,omitempty"`
 	// State is the deployer's opaque state for this item.
 	State []byte `json:"state,omitempty"`
+	// Drift, when set, says what a refresh found changed outside Terraform
+	// since the item's last success; the next job runs the item again.
+	Drift string `json:"drift,omitempty"`
 	// Spec is the spec the item was last given; deleting an item that has
 	// left the desired state needs it (type, config, order).
 	Spec ItemSpec `json:"spec"`
@@ -116,21 +98,31 @@ type ItemStatus struct {
 // triggered reports whether a deployer ever worked on the item. Items that
 // were only declared have nothing to clean up.
 func (s *ItemStatus) triggered() bool {
-	return s.JobIDFinished != "" || (s.Phase != "" && s.Phase != PhaseInit)
+	return s.JobIDFinished != "" || (s.Phase != "" && s.Phase != core.PhaseInit)
 }
 
 // Status is the observed state of an execution.
 type Status struct {
-	Phase         Phase                  `json:"phase,omitempty"`
+	Phase         core.Phase             `json:"phase,omitempty"`
 	JobID         string                 `json:"jobID,omitempty"`
 	JobIDFinished string                 `json:"jobIDFinished,omitempty"`
-	LastError     *Error                 `json:"lastError,omitempty"`
+	LastError     *core.Error            `json:"lastError,omitempty"`
 	Items         map[string]*ItemStatus `json:"items,omitempty"`
 }
 
 // Succeeded reports whether the last job ran to its end with success.
 func (s Status) Succeeded() bool {
-	return s.Phase == PhaseSucceeded && s.JobID == s.JobIDFinished
+	return s.Phase == core.PhaseSucceeded && s.JobID == s.JobIDFinished
+}
+
+// Drifted reports whether a refresh found any item changed outside.
+func (s Status) Drifted() bool {
+	for _, is := range s.Items {
+		if is.Drift != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Clone returns a deep enough copy for the engine to mutate.

@@ -8,13 +8,27 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+)
+
+// Field names the part of an item spec a Problem is about; callers map it
+// to wherever they keep that part.
+type Field string
+
+// Fields of an item spec.
+const (
+	FieldType      Field = "type"
+	FieldConfig    Field = "config"
+	FieldDependsOn Field = "dependsOn"
+	FieldTimeout   Field = "timeout"
+	FieldTarget    Field = "target"
 )
 
 // Problem is a plan-time error about one field of one deploy item.
 type Problem struct {
 	Item    string
-	Field   string // "type", "config", "depends_on", "timeout"
+	Field   Field
 	Message string
 }
 
@@ -31,24 +45,28 @@ func Validate(ex Execution, reg *deployer.Registry) []Problem {
 	names := slices.Sorted(maps.Keys(ex.Items))
 	for _, name := range names {
 		spec := ex.Items[name]
-		if d, ok := reg.Get(spec.Type); !ok {
-			out = append(out, Problem{name, "type", fmt.Sprintf("unknown deploy item type %q; known types: %s",
+		d, ok := reg.Get(spec.Type)
+		if !ok {
+			out = append(out, Problem{name, FieldType, fmt.Sprintf("unknown deploy item type %q; known types: %s",
 				spec.Type, strings.Join(reg.Types(), ", "))})
 		} else if spec.Config != nil {
 			if err := d.Validate(spec.Config); err != nil {
-				out = append(out, Problem{name, "config", errorMessage(err)})
+				out = append(out, Problem{name, FieldConfig, errorMessage(err)})
 			}
+		}
+		if p := targetProblem(d, spec.Target); p != "" {
+			out = append(out, Problem{name, FieldTarget, p})
 		}
 		seen := map[string]bool{}
 		for _, dep := range spec.DependsOn {
 			switch {
 			case dep == name:
-				out = append(out, Problem{name, "depends_on", "a deploy item cannot depend on itself"})
+				out = append(out, Problem{name, FieldDependsOn, "a deploy item cannot depend on itself"})
 			case seen[dep]:
-				out = append(out, Problem{name, "depends_on", fmt.Sprintf("%q is listed twice", dep)})
+				out = append(out, Problem{name, FieldDependsOn, fmt.Sprintf("%q is listed twice", dep)})
 			default:
 				if _, ok := ex.Items[dep]; !ok {
-					out = append(out, Problem{name, "depends_on", fmt.Sprintf("%q is not a deploy item of this execution; known items: %s",
+					out = append(out, Problem{name, FieldDependsOn, fmt.Sprintf("%q is not a deploy item of this execution; known items: %s",
 						dep, strings.Join(names, ", "))})
 				}
 			}
@@ -56,13 +74,30 @@ func Validate(ex Execution, reg *deployer.Registry) []Problem {
 		}
 	}
 	if cycle := FindCycle(ex.Items); cycle != nil {
-		out = append(out, Problem{cycle[0], "depends_on", "dependency cycle: " + strings.Join(cycle, " -> ")})
+		out = append(out, Problem{cycle[0], FieldDependsOn, "dependency cycle: " + strings.Join(cycle, " -> ")})
 	}
 	return out
 }
 
+// targetProblem checks an item's target against what its deployer acts
+// on. A target whose type is not known yet (Type "") passes.
+func targetProblem(d deployer.Deployer, t *deployer.Target) string {
+	tu, ok := d.(deployer.TargetUser)
+	if !ok {
+		return ""
+	}
+	types := tu.TargetTypes()
+	switch {
+	case t == nil:
+		return fmt.Sprintf("this deployer acts on a target of type %s; set one", strings.Join(types, " or "))
+	case t.Type != "" && !slices.Contains(types, t.Type):
+		return fmt.Sprintf("target %q has type %q; this deployer needs %s", t.Name, t.Type, strings.Join(types, " or "))
+	}
+	return ""
+}
+
 func errorMessage(err error) string {
-	var de *deployer.Error
+	var de *core.Error
 	if errors.As(err, &de) {
 		return de.Message
 	}

@@ -74,6 +74,7 @@ func BenchmarkRPC(b *testing.B) {
 // through it, as Terraform would: plan, then apply.
 type rpcFixture struct {
 	s       *server
+	x       *executions
 	config  tftypes.Value
 	dv      func(tftypes.Value) *tfprotov6.DynamicValue
 	null    *tfprotov6.DynamicValue
@@ -86,16 +87,16 @@ func newRPCFixture(tb testing.TB, items map[string]any) rpcFixture {
 	ctx := context.Background()
 	p := newProvider("test")
 	p.engine.Store(engine.New(p.deployers, DefaultMaxParallelism))
-	r := rpcFixture{s: &server{x: p.executions}}
-	r.config = fill(r.s.x.vt.resource, map[string]any{"name": "dag", "deploy_items": items})
+	r := rpcFixture{s: &server{routes: p.routes()}, x: p.executions}
+	r.config = fill(r.x.vt.resource, map[string]any{"name": "dag", "deploy_items": items})
 	r.dv = func(v tftypes.Value) *tfprotov6.DynamicValue {
-		d, err := tfprotov6.NewDynamicValue(r.s.x.vt.resource, v)
+		d, err := tfprotov6.NewDynamicValue(r.x.vt.resource, v)
 		if err != nil {
 			tb.Fatal(err)
 		}
 		return &d
 	}
-	r.null = r.dv(tftypes.NewValue(r.s.x.vt.resource, nil))
+	r.null = r.dv(tftypes.NewValue(r.x.vt.resource, nil))
 	r.create = &tfprotov6.PlanResourceChangeRequest{TypeName: executionType, PriorState: r.null,
 		ProposedNewState: r.dv(r.config), Config: r.dv(r.config)}
 	r.planned, _ = r.s.PlanResourceChange(ctx, r.create)

@@ -109,7 +109,7 @@ func TestAccExecution_orderAndParallelism(t *testing.T) {
 // Behaviours 2, 3 and 4: a failed item stops new triggering while running
 // items finish; the state tells each item's truth; the next plan resumes
 // in place and its apply runs only what failed or never ran.
-func TestAccExecution_failureAndResume(t *testing.T) { bothServers(t, testExecutionFailureAndResume) }
+func TestAccExecution_failureAndResume(t *testing.T) { testExecutionFailureAndResume(t, protoV6ProviderFactories) }
 
 func testExecutionFailureAndResume(t *testing.T, factories factories) {
 	w := newWorld(t)
@@ -268,7 +268,7 @@ func TestAccExecution_changesRunOnlyWhatChanged(t *testing.T) {
 // DELETE keeps the resource and the undeleted items in state, and a later
 // destroy finishes the job.
 func TestAccExecution_destroyOrderAndFailedDelete(t *testing.T) {
-	bothServers(t, testExecutionDestroyOrderAndFailedDelete)
+	testExecutionDestroyOrderAndFailedDelete(t, protoV6ProviderFactories)
 }
 
 func testExecutionDestroyOrderAndFailedDelete(t *testing.T, factories factories) {
@@ -416,7 +416,7 @@ func TestAccExecution_itemTimeout(t *testing.T) {
 // sensitive_exports on request; the plan keeps exports of items that do
 // not run known, so their readers are not disturbed.
 func TestAccExecution_exportsAndPlanTruth(t *testing.T) {
-	bothServers(t, testExecutionExportsAndPlanTruth)
+	testExecutionExportsAndPlanTruth(t, protoV6ProviderFactories)
 }
 
 func testExecutionExportsAndPlanTruth(t *testing.T, factories factories) {
@@ -562,7 +562,7 @@ func TestAccExecution_execStateAndTransientExit(t *testing.T) {
 
 // Renaming replaces the execution: the old one's items are deleted and the
 // new one runs everything, planned from nothing (not from the old status).
-func TestAccExecution_renameReplaces(t *testing.T) { bothServers(t, testExecutionRenameReplaces) }
+func TestAccExecution_renameReplaces(t *testing.T) { testExecutionRenameReplaces(t, protoV6ProviderFactories) }
 
 func testExecutionRenameReplaces(t *testing.T, factories factories) {
 	w := newWorld(t)
@@ -623,34 +623,6 @@ func TestAccExecution_removedAttributeRestoresDefault(t *testing.T) {
 				// With the default back, a is no longer re-run when b changes.
 				Config: w.config("", v3),
 				Check:  func(*terraform.State) error { return w.expectRuns("b:RECONCILE") },
-			},
-		},
-	})
-}
-
-// The protocol path and the framework adapters read each other's private
-// state: switching servers between steps keeps every item's history.
-func TestAccExecution_serversShareState(t *testing.T) {
-	w := newWorld(t)
-	v1 := map[string]string{"a": execItem(nil, ""), "b": execItem([]string{"a"}, "")}
-	v2 := map[string]string{"a": execItem(nil, ""), "b": execItem([]string{"a"}, `V = "2"`)}
-	v3 := map[string]string{"a": execItem(nil, `V = "3"`), "b": execItem([]string{"a"}, `V = "2"`)}
-	resource.Test(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				ProtoV6ProviderFactories: protoV6ProviderFactories,
-				Config:                   w.config("", v1),
-				Check:                    func(*terraform.State) error { return w.expectRuns("a:RECONCILE", "b:RECONCILE") },
-			},
-			{
-				ProtoV6ProviderFactories: frameworkProviderFactories,
-				Config:                   w.config("", v2),
-				Check:                    func(*terraform.State) error { return w.expectRuns("b:RECONCILE") },
-			},
-			{
-				ProtoV6ProviderFactories: protoV6ProviderFactories,
-				Config:                   w.config("", v3),
-				Check:                    func(*terraform.State) error { return w.expectRuns("a:RECONCILE") },
 			},
 		},
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 )
 
@@ -100,7 +101,7 @@ func (l *jobLogger) masked(s string) string {
 func (l *jobLogger) redact(st engine.Status) engine.Status {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	redactError := func(e *engine.Error) *engine.Error {
+	redactError := func(e *core.Error) *core.Error {
 		if e == nil {
 			return nil
 		}
@@ -146,10 +147,10 @@ func (l *jobLogger) observe(ev engine.Event) {
 }
 
 func (l *jobLogger) itemEvent(ev engine.Event, fields map[string]any) {
-	if ev.Phase == engine.PhaseSucceeded && l.sensitive[ev.Item] && ev.Export != nil {
+	if ev.Phase == core.PhaseSucceeded && l.sensitive[ev.Item] && ev.Export != nil {
 		l.addSecrets(ev.Export)
 	}
-	if ev.Phase != engine.PhaseProgressing && ev.Phase != engine.PhaseDeleting {
+	if ev.Phase != core.PhaseProgressing && ev.Phase != core.PhaseDeleting {
 		for _, line := range l.held[ev.Item] {
 			tflog.SubsystemDebug(l.ctx, subsystemDeployer, l.masked(line), fields)
 		}
@@ -162,7 +163,7 @@ func (l *jobLogger) itemEvent(ev engine.Event, fields map[string]any) {
 	case ev.Gone:
 		fields["phase"] = "Deleted"
 		msg = fmt.Sprintf("deploy item %q: deleted after %s", ev.Item, round(ev.Elapsed))
-	case ev.Phase == engine.PhaseProgressing || ev.Phase == engine.PhaseDeleting:
+	case ev.Phase == core.PhaseProgressing || ev.Phase == core.PhaseDeleting:
 		delete(fields, "elapsed")
 	default:
 		msg += " after " + round(ev.Elapsed).String() + errorSuffix(ev.Err)
@@ -173,7 +174,7 @@ func (l *jobLogger) itemEvent(ev engine.Event, fields map[string]any) {
 // errorSuffix names an error's reason and codes; its message may quote
 // output and so stays out of INFO lines (it reaches the user as a
 // diagnostic instead).
-func errorSuffix(e *engine.Error) string {
+func errorSuffix(e *core.Error) string {
 	if e == nil {
 		return ""
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 )
 
@@ -15,14 +16,14 @@ func TestJobLoggerMasksSensitiveExports(t *testing.T) {
 		"open": {Export: json.RawMessage(`{"host":"db.local"}`)},
 	}}
 	// gone is no longer in the configuration, but was sensitive when last applied.
-	saved := stored{Status: prev, Sensitive: []string{"gone"}}
+	saved := storedExecution{Status: prev, Sensitive: []string{"gone"}}
 	l := newJobLogger(context.Background(), saved.sensitiveNames(map[string]bool{"db": true}), prev)
 	got := l.masked("pw hunter22 pin 12345678 token tok-9f8e host db.local enabled true id a")
 	want := "pw *** pin *** token *** host db.local enabled true id a"
 	if got != want {
 		t.Fatalf("masked %q\nwant   %q", got, want)
 	}
-	st := l.redact(engine.Status{LastError: &engine.Error{Message: "stderr: hunter22"}})
+	st := l.redact(engine.Status{LastError: &core.Error{Message: "stderr: hunter22"}})
 	if st.LastError.Message != "stderr: ***" {
 		t.Fatalf("redacted %q", st.LastError.Message)
 	}

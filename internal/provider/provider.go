@@ -21,6 +21,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/exec"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/mock"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
 // DefaultMaxParallelism is the number of deploy items running at once when
@@ -45,14 +46,32 @@ func New(version string) func() provider.Provider {
 
 func newProvider(version string) *Provider {
 	p := &Provider{version: version, deployers: Deployers()}
-	var s resource.SchemaResponse
-	(&executionResource{}).Schema(context.Background(), resource.SchemaRequest{}, &s)
 	p.executions = &executions{
-		vt:        newValueTypes(s.Schema.Type().TerraformType(context.Background()).(tftypes.Object)),
+		vt:        newValueTypes(objectType(&executionResource{})),
 		deployers: p.deployers,
 		engine:    p.engine.Load,
 	}
 	return p
+}
+
+// routes is the routing table of NewServer: the resources whose data RPCs
+// are served at the protocol level, by type name.
+func (p *Provider) routes() map[string]protocolResource {
+	return map[string]protocolResource{
+		executionType: p.executions,
+	}
+}
+
+// objectType is the Terraform type of a framework resource's schema, so
+// each schema is defined once.
+func objectType(r resource.Resource) tftypes.Object {
+	var s resource.SchemaResponse
+	r.Schema(context.Background(), resource.SchemaRequest{}, &s)
+	t, ok := s.Schema.Type().TerraformType(context.Background()).(tftypes.Object)
+	if !ok {
+		panic("a resource schema is always an object")
+	}
+	return t
 }
 
 // Deployers returns a registry with every deployer type this provider
@@ -62,6 +81,7 @@ func Deployers() *deployer.Registry {
 	reg.Register(mock.New(), "landscaper.gardener.cloud/mock", "mock")
 	wd, _ := os.Getwd()
 	reg.Register(exec.New(exec.Options{DefaultWorkingDir: wd}), "exec")
+	reg.RegisterTargetType(target.KubernetesClusterType, target.CheckKubernetesCluster)
 	return reg
 }
 
@@ -105,7 +125,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 
 func (p *Provider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
-		func() resource.Resource { return &executionResource{x: p.executions} },
+		func() resource.Resource { return &executionResource{} },
 	}
 }
 

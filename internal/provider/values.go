@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 )
 
@@ -96,6 +97,7 @@ func itemPath(name string, field ...string) *tftypes.AttributePath {
 // Attribute names used in more than one place.
 const (
 	attrDeployItems        = "deploy_items"
+	attrTargets            = "targets"
 	attrUpdateOnChangeOnly = "update_on_change_only"
 	attrSensitiveExport    = "sensitive_export"
 )
@@ -147,7 +149,7 @@ func (vt valueTypes) itemStatusValue(is *engine.ItemStatus) tftypes.Value {
 	})
 }
 
-func (vt valueTypes) errorValue(e *engine.Error) tftypes.Value {
+func (vt valueTypes) errorValue(e *core.Error) tftypes.Value {
 	if e == nil {
 		return tftypes.NewValue(vt.lastError, nil)
 	}
@@ -156,7 +158,7 @@ func (vt valueTypes) errorValue(e *engine.Error) tftypes.Value {
 		codes[i] = stringValue(c)
 	}
 	return tftypes.NewValue(vt.lastError, map[string]tftypes.Value{
-		"operation": stringValue(e.Operation),
+		"operation": stringValue(string(e.Operation)),
 		"reason":    stringValue(e.Reason),
 		"message":   stringValue(e.Message),
 		"codes":     tftypes.NewValue(vt.lastError.AttributeTypes["codes"], codes),

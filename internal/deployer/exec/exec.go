@@ -19,13 +19,14 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 )
 
 // Type is the deploy item type this package implements.
 const Type = "exec"
 
-// Reasons reported in *deployer.Error.
+// Reasons reported in *core.Error.
 const (
 	ReasonConfigurationProblem = "ConfigurationProblem"
 	ReasonCommandFailed        = "CommandFailed"
@@ -36,6 +37,13 @@ const (
 	ReasonInvalidState         = "InvalidState"
 	ReasonInternalProblem      = "InternalProblem"
 )
+
+// containerOperation maps an operation to the value of OPERATION in
+// Landscaper's container deployer contract.
+var containerOperation = map[core.Operation]string{
+	core.OperationReconcile: "RECONCILE",
+	core.OperationDelete:    "DELETE",
+}
 
 // exitTempFail is EX_TEMPFAIL from sysexits.h: the command asks to be retried.
 const exitTempFail = 75
@@ -87,8 +95,8 @@ type config struct {
 	ImportValues json.RawMessage   `json:"importValues"`
 }
 
-func configProblem(format string, args ...any) *deployer.Error {
-	return deployer.Terminal(ReasonConfigurationProblem, fmt.Sprintf(format, args...), deployer.CodeConfigurationProblem)
+func configProblem(format string, args ...any) *core.Error {
+	return core.Terminal(ReasonConfigurationProblem, fmt.Sprintf(format, args...), core.CodeConfigurationProblem)
 }
 
 func parseConfig(raw json.RawMessage) (*config, error) {
@@ -124,15 +132,15 @@ func (d *Deployer) Validate(config json.RawMessage) error {
 
 // Reconcile runs the command with OPERATION=RECONCILE and returns its export.
 func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deployer.Result, error) {
-	return d.run(ctx, deployer.OperationReconcile, req)
+	return d.run(ctx, core.OperationReconcile, req)
 }
 
 // Delete runs the command with OPERATION=DELETE; exports are ignored.
 func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.Result, error) {
-	return d.run(ctx, deployer.OperationDelete, req)
+	return d.run(ctx, core.OperationDelete, req)
 }
 
-func (d *Deployer) run(ctx context.Context, op deployer.Operation, req deployer.Request) (deployer.Result, error) {
+func (d *Deployer) run(ctx context.Context, op core.Operation, req deployer.Request) (deployer.Result, error) {
 	// Until a new state has been packed, returning the old one loses nothing.
 	keep := deployer.Result{State: req.State}
 	cfg, err := parseConfig(req.Config)
@@ -144,7 +152,7 @@ func (d *Deployer) run(ctx context.Context, op deployer.Operation, req deployer.
 		return keep, err
 	}
 	if ctx.Err() != nil {
-		return keep, deployer.Terminal(ReasonInterrupted, "the run was canceled before the command started", deployer.CodeInterrupted)
+		return keep, core.Terminal(ReasonInterrupted, "the run was canceled before the command started", core.CodeInterrupted)
 	}
 
 	tmp, err := os.MkdirTemp("", "landscaper-exec-")
@@ -169,8 +177,8 @@ func (d *Deployer) run(ctx context.Context, op deployer.Operation, req deployer.
 	}
 	if err := unpackState(req.State, stateDir); err != nil {
 		msg := fmt.Sprintf("cannot restore the state saved by the previous run: %v", err)
-		if op != deployer.OperationDelete {
-			return keep, deployer.Terminal(ReasonInvalidState, msg, deployer.CodeInternalProblem)
+		if op != core.OperationDelete {
+			return keep, core.Terminal(ReasonInvalidState, msg, core.CodeInternalProblem)
 		}
 		// A broken state must not make an item undeletable: the command
 		// runs with an empty STATE_PATH and is told so in the log.
@@ -189,7 +197,7 @@ func (d *Deployer) run(ctx context.Context, op deployer.Operation, req deployer.
 		env = append(env, k+"="+cfg.Env[k])
 	}
 	env = append(env,
-		"OPERATION="+string(op),
+		"OPERATION="+containerOperation[op],
 		"IMPORTS_PATH="+importsPath,
 		"EXPORTS_PATH="+exportsPath,
 		"STATE_PATH="+stateDir,
@@ -202,7 +210,7 @@ func (d *Deployer) run(ctx context.Context, op deployer.Operation, req deployer.
 	runErr := d.runCommand(ctx, cfg.Command, dir, env, logf)
 
 	res := deployer.Result{}
-	if op == deployer.OperationDelete && runErr == nil {
+	if op == core.OperationDelete && runErr == nil {
 		// The item is gone, and its state with it: nothing to save.
 		return res, nil
 	}
@@ -220,17 +228,17 @@ func (d *Deployer) run(ctx context.Context, op deployer.Operation, req deployer.
 	if runErr != nil {
 		return res, runErr
 	}
-	if op == deployer.OperationReconcile {
+	if op == core.OperationReconcile {
 		if res.Export, err = readExport(exportsPath); err != nil {
-			return res, deployer.Terminal(ReasonInvalidExport, err.Error())
+			return res, core.Terminal(ReasonInvalidExport, err.Error())
 		}
 	}
 	return res, nil
 }
 
-func internalProblem(format string, args ...any) *deployer.Error {
+func internalProblem(format string, args ...any) *core.Error {
 	// Local resource trouble (disk full, permissions) may well pass.
-	return deployer.Transient(ReasonInternalProblem, fmt.Sprintf(format, args...), deployer.CodeInternalProblem)
+	return core.Transient(ReasonInternalProblem, fmt.Sprintf(format, args...), core.CodeInternalProblem)
 }
 
 // workingDir is checked at run time only, so plans stay free of side effects
@@ -258,13 +266,13 @@ func (d *Deployer) workingDir(dir string) (string, error) {
 }
 
 // saveState packs the state directory, or explains why it cannot be kept.
-func (d *Deployer) saveState(dir string, logf func(string)) ([]byte, *deployer.Error) {
+func (d *Deployer) saveState(dir string, logf func(string)) ([]byte, *core.Error) {
 	state, size, err := packState(dir, d.opts.MaxStateBytes, logf)
 	if err != nil {
-		return nil, deployer.Terminal(ReasonInvalidState, fmt.Sprintf("cannot save the state directory: %v", err), deployer.CodeInternalProblem)
+		return nil, core.Terminal(ReasonInvalidState, fmt.Sprintf("cannot save the state directory: %v", err), core.CodeInternalProblem)
 	}
 	if size > d.opts.MaxStateBytes {
-		return nil, deployer.Terminal(ReasonStateTooLarge, fmt.Sprintf(
+		return nil, core.Terminal(ReasonStateTooLarge, fmt.Sprintf(
 			"the state directory compresses to %d bytes, more than the allowed %d bytes; the previous state is kept",
 			size, d.opts.MaxStateBytes))
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 )
 
@@ -36,11 +37,11 @@ func newTestDeployer(t *testing.T) *Deployer {
 	return New(Options{DefaultWorkingDir: t.TempDir(), GracePeriod: time.Second})
 }
 
-func asError(t *testing.T, err error) *deployer.Error {
+func asError(t *testing.T, err error) *core.Error {
 	t.Helper()
-	var de *deployer.Error
+	var de *core.Error
 	if !errors.As(err, &de) {
-		t.Fatalf("want *deployer.Error, got %T: %v", err, err)
+		t.Fatalf("want *core.Error, got %T: %v", err, err)
 	}
 	return de
 }
@@ -133,7 +134,7 @@ func TestValidate(t *testing.T) {
 				return
 			}
 			wantError(t, err, false, "ConfigurationProblem", tt.want)
-			if de := asError(t, err); len(de.Codes) != 1 || de.Codes[0] != deployer.CodeConfigurationProblem {
+			if de := asError(t, err); len(de.Codes) != 1 || de.Codes[0] != core.CodeConfigurationProblem {
 				t.Errorf("codes = %v", de.Codes)
 			}
 		})
@@ -339,7 +340,7 @@ func TestCancellationKillsProcessGroup(t *testing.T) {
 		Config: shConfig(t, `sleep 30 & echo $! >"$PIDS"; sleep 30; wait`, map[string]any{"env": map[string]string{"PIDS": pids}}),
 	})
 	wantError(t, err, false, "Interrupted", "SIGTERM")
-	if de := asError(t, err); len(de.Codes) != 1 || de.Codes[0] != deployer.CodeInterrupted {
+	if de := asError(t, err); len(de.Codes) != 1 || de.Codes[0] != core.CodeInterrupted {
 		t.Errorf("codes = %v", de.Codes)
 	}
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
@@ -497,7 +498,7 @@ func TestDeleteIsNotBlockedByState(t *testing.T) {
 	var lines []string
 	d := New(Options{MaxStateBytes: 1024, DefaultWorkingDir: t.TempDir()})
 	res, err := d.Delete(context.Background(), deployer.Request{
-		Operation: deployer.OperationDelete,
+		Operation: core.OperationDelete,
 		State:     []byte("not a gzip tar"),
 		Config:    shConfig(t, `test -z "$(ls -A "$STATE_PATH")" && head -c 8192 /dev/urandom >"$STATE_PATH/big"`, nil),
 		Log:       func(m string) { lines = append(lines, m) },

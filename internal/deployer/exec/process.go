@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 )
 
 const (
@@ -30,10 +30,10 @@ const (
 
 // runCommand runs argv in its own process group and makes sure nothing of
 // that group survives it.
-func (d *Deployer) runCommand(ctx context.Context, argv []string, dir string, env []string, logf func(string)) *deployer.Error {
+func (d *Deployer) runCommand(ctx context.Context, argv []string, dir string, env []string, logf func(string)) *core.Error {
 	path, err := lookPath(argv[0], env)
 	if err != nil {
-		return deployer.Terminal(ReasonCommandFailed, "cannot start the command: "+err.Error())
+		return core.Terminal(ReasonCommandFailed, "cannot start the command: "+err.Error())
 	}
 	// Own pipes rather than exec's copying goroutines: Wait must not depend
 	// on the pipes closing, as a grandchild may hold them open.
@@ -63,7 +63,7 @@ func (d *Deployer) runCommand(ctx context.Context, argv []string, dir string, en
 	_ = outW.Close()
 	_ = errW.Close()
 	if err != nil {
-		return deployer.Terminal(ReasonCommandFailed, "cannot start the command: "+err.Error())
+		return core.Terminal(ReasonCommandFailed, "cannot start the command: "+err.Error())
 	}
 	pgid := cmd.Process.Pid
 
@@ -83,25 +83,25 @@ func (d *Deployer) runCommand(ctx context.Context, argv []string, dir string, en
 		if len(signals) > 1 {
 			msg += fmt.Sprintf(", then SIGKILL as it had not exited after %s", d.opts.GracePeriod)
 		}
-		return deployer.Terminal(ReasonInterrupted, withTail(msg, stderr.String()), deployer.CodeInterrupted)
+		return core.Terminal(ReasonInterrupted, withTail(msg, stderr.String()), core.CodeInterrupted)
 	}
 	if waitErr == nil {
 		return nil
 	}
 	var exitErr *osexec.ExitError
 	if !errors.As(waitErr, &exitErr) {
-		return deployer.Terminal(ReasonCommandFailed, "waiting for the command: "+waitErr.Error())
+		return core.Terminal(ReasonCommandFailed, "waiting for the command: "+waitErr.Error())
 	}
 	code := exitErr.ExitCode()
 	if code == exitTempFail {
-		return deployer.Transient(ReasonTransientFailure,
+		return core.Transient(ReasonTransientFailure,
 			withTail(fmt.Sprintf("exit code %d (temporary failure)", code), stderr.String()))
 	}
 	desc := fmt.Sprintf("exit code %d", code)
 	if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		desc = fmt.Sprintf("terminated by signal %d (%v)", int(ws.Signal()), ws.Signal())
 	}
-	return deployer.Terminal(ReasonCommandFailed, withTail(desc, stderr.String()))
+	return core.Terminal(ReasonCommandFailed, withTail(desc, stderr.String()))
 }
 
 // wait waits for the command, and on cancellation signals its process group:

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 )
 
@@ -38,7 +39,7 @@ const (
 // Reasons of the errors this deployer returns.
 const (
 	// ReasonConfigurationProblem: the config is invalid (terminal, code
-	// deployer.CodeConfigurationProblem).
+	// core.CodeConfigurationProblem).
 	ReasonConfigurationProblem = "ConfigurationProblem"
 	// ReasonFailed: the config asked Reconcile to fail (phase: Failed).
 	ReasonFailed = "MockFailed"
@@ -47,7 +48,7 @@ const (
 	// ReasonTransient: one of the first transientErrors attempts of a job.
 	ReasonTransient = "MockTransientError"
 	// ReasonInterrupted: the context ended before the run's duration passed
-	// (terminal, code deployer.CodeInterrupted).
+	// (terminal, code core.CodeInterrupted).
 	ReasonInterrupted = "Interrupted"
 )
 
@@ -121,7 +122,7 @@ func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deploye
 	}
 	if s.transientErrors > 0 {
 		if n := d.countAttempt(req); n <= s.transientErrors {
-			return deployer.Result{}, deployer.Transient(ReasonTransient,
+			return deployer.Result{}, core.Transient(ReasonTransient,
 				"mock config requested "+strconv.Itoa(s.transientErrors)+
 					" transient errors; this is attempt "+strconv.Itoa(n)+" of job "+strconv.Quote(req.JobID))
 		}
@@ -130,7 +131,7 @@ func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deploye
 		// Landscaper's mock sets the provider status whatever the phase, so
 		// it is reported here too; an export is only reported on success.
 		return deployer.Result{ProviderStatus: s.providerStatus},
-			deployer.Terminal(ReasonFailed, `mock config requested phase "Failed"`)
+			core.Terminal(ReasonFailed, `mock config requested phase "Failed"`)
 	}
 	return deployer.Result{ProviderStatus: s.providerStatus, Export: s.export}, nil
 }
@@ -147,7 +148,7 @@ func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.R
 		return deployer.Result{}, err
 	}
 	if s.deleteFailed {
-		return deployer.Result{}, deployer.Terminal(ReasonDeleteFailed, `mock config requested deletePhase "Failed"`)
+		return deployer.Result{}, core.Terminal(ReasonDeleteFailed, `mock config requested deletePhase "Failed"`)
 	}
 	return deployer.Result{}, nil
 }
@@ -186,12 +187,12 @@ func wait(ctx context.Context, dur time.Duration) error {
 }
 
 func interrupted(ctx context.Context) error {
-	return deployer.Terminal(ReasonInterrupted,
-		"mock run interrupted: "+context.Cause(ctx).Error(), deployer.CodeInterrupted)
+	return core.Terminal(ReasonInterrupted,
+		"mock run interrupted: "+context.Cause(ctx).Error(), core.CodeInterrupted)
 }
 
 // parse decodes and validates a config. Errors are terminal
-// ConfigurationProblem *deployer.Error values.
+// ConfigurationProblem *core.Error values.
 func parse(cfg json.RawMessage) (spec, error) {
 	s := spec{}
 	trimmed := bytes.TrimSpace(cfg)
@@ -294,6 +295,6 @@ func present(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
 }
 
-func configError(msg string) *deployer.Error {
-	return deployer.Terminal(ReasonConfigurationProblem, msg, deployer.CodeConfigurationProblem)
+func configError(msg string) *core.Error {
+	return core.Terminal(ReasonConfigurationProblem, msg, core.CodeConfigurationProblem)
 }

@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 )
 
 func req(config string) deployer.Request {
 	return deployer.Request{
-		Operation: deployer.OperationReconcile,
+		Operation: core.OperationReconcile,
 		Execution: "exec",
 		Item:      "item",
 		JobID:     "job-1",
@@ -22,18 +23,18 @@ func req(config string) deployer.Request {
 	}
 }
 
-// expectClass asserts err is a *deployer.Error with the given shape.
+// expectClass asserts err is a *core.Error with the given shape.
 func expectClass(t *testing.T, err error, transient bool, reason string, codes ...string) {
 	t.Helper()
 	_ = classified(t, err, transient, reason, codes...)
 }
 
 // classified checks an error's classification and returns it for more checks.
-func classified(t *testing.T, err error, transient bool, reason string, codes ...string) *deployer.Error {
+func classified(t *testing.T, err error, transient bool, reason string, codes ...string) *core.Error {
 	t.Helper()
-	var de *deployer.Error
+	var de *core.Error
 	if !errors.As(err, &de) {
-		t.Fatalf("error %v (%T) is not a *deployer.Error", err, err)
+		t.Fatalf("error %v (%T) is not a *core.Error", err, err)
 	}
 	if de.Transient != transient || de.Reason != reason {
 		t.Fatalf("got transient=%v reason=%q, want transient=%v reason=%q (message %q)",
@@ -97,7 +98,7 @@ func TestValidate(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Validate succeeded, want error containing %q", tt.wantErr)
 			}
-			de := classified(t, err, false, ReasonConfigurationProblem, deployer.CodeConfigurationProblem)
+			de := classified(t, err, false, ReasonConfigurationProblem, core.CodeConfigurationProblem)
 			if !strings.Contains(de.Message, tt.wantErr) {
 				t.Fatalf("message %q does not contain %q", de.Message, tt.wantErr)
 			}
@@ -109,7 +110,7 @@ func TestValidate(t *testing.T) {
 				if err == nil {
 					t.Fatalf("%s succeeded on an invalid config", name)
 				}
-				expectClass(t, err, false, ReasonConfigurationProblem, deployer.CodeConfigurationProblem)
+				expectClass(t, err, false, ReasonConfigurationProblem, core.CodeConfigurationProblem)
 			}
 		})
 	}
@@ -280,7 +281,7 @@ func TestDuration(t *testing.T) {
 			if el := time.Since(start); el > 5*time.Second {
 				t.Fatalf("interrupted run took %v", el)
 			}
-			de := classified(t, err, false, ReasonInterrupted, deployer.CodeInterrupted)
+			de := classified(t, err, false, ReasonInterrupted, core.CodeInterrupted)
 			if !strings.Contains(de.Message, "context canceled") {
 				t.Fatalf("message %q does not give the cause", de.Message)
 			}
@@ -289,7 +290,7 @@ func TestDuration(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 			defer cancel()
 			_, err := run(ctx, req(`{"duration":"1h"}`))
-			de := classified(t, err, false, ReasonInterrupted, deployer.CodeInterrupted)
+			de := classified(t, err, false, ReasonInterrupted, core.CodeInterrupted)
 			if !strings.Contains(de.Message, "deadline exceeded") {
 				t.Fatalf("message %q does not give the cause", de.Message)
 			}
@@ -298,7 +299,7 @@ func TestDuration(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			_, err := run(ctx, req(`{}`))
-			expectClass(t, err, false, ReasonInterrupted, deployer.CodeInterrupted)
+			expectClass(t, err, false, ReasonInterrupted, core.CodeInterrupted)
 		})
 	}
 }
@@ -331,7 +332,7 @@ func TestDelete(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := req(tt.config)
-			r.Operation = deployer.OperationDelete
+			r.Operation = core.OperationDelete
 			res, err := New().Delete(context.Background(), r)
 			if tt.wantReason != "" {
 				de := classified(t, err, false, tt.wantReason)

@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+)
+
+type itemResult struct {
+	res     deployer.Result
+	err     *core.Error
+	elapsed time.Duration
+}
+
+// record writes an item's result into the status. It runs on the drive's
+// goroutine only, so the status has a single writer. It reports success.
+func (j *job) record(name string, op core.Operation, r itemResult) bool {
+	is := j.st.Items[name]
+	ev := Event{Item: name, Elapsed: r.elapsed}
+	if r.err == nil && op == core.OperationDelete {
+		delete(j.st.Items, name)
+		ev.Gone = true
+		j.emit(ev)
+		return true
+	}
+	is.JobIDFinished = j.id
+	is.State = r.res.State
+	if r.res.ProviderStatus != nil || r.err == nil {
+		is.ProviderStatus = r.res.ProviderStatus
+	}
+	is.LastError = r.err
+	switch {
+	case r.err != nil && op == core.OperationDelete:
+		is.Phase = core.PhaseDeleteFailed
+	case r.err != nil:
+		// A failed item exports nothing: its last export no longer
+		// describes what is installed.
+		is.Phase, is.Export = core.PhaseFailed, nil
+	default:
+		is.Phase, is.Export, is.AppliedHash, is.Drift = core.PhaseSucceeded, r.res.Export, is.Spec.Hash(), ""
+	}
+	ev.Phase, ev.Err, ev.Export = is.Phase, is.LastError, is.Export
+	j.emit(ev)
+	return r.err == nil
+}
+
+// runItem runs one item's deployer until success, a terminal error, the
+// item's timeout, or the end of ctx. Transient errors are retried with
+// exponential backoff; a deployer that asks to be called again later
+// (RequeueAfter) is, without that counting as an error.
+func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []byte, op core.Operation) itemResult {
+	clock := j.e.Clock
+	start := clock.Now()
+	result := func(res deployer.Result, err *core.Error) itemResult {
+		if err != nil {
+			err.Operation = op
+		}
+		return itemResult{res: res, err: err, elapsed: clock.Now().Sub(start)}
+	}
+
+	d, ok := j.e.Deployers.Get(spec.Type)
+	if !ok {
+		return result(deployer.Result{State: state}, core.Terminal("UnknownType",
+			fmt.Sprintf("no deployer for type %q", spec.Type), core.CodeConfigurationProblem))
+	}
+	ictx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if spec.Timeout > 0 {
+		stop := clock.AfterFunc(spec.Timeout, func() { cancel(errItemTimeout) })
+		defer stop()
+	}
+	req := deployer.Request{
+		Operation: op, Execution: j.exec, Item: name, JobID: j.id,
+		Config: spec.Config, Target: spec.Target, State: state,
+		Log: func(msg string) { j.emit(Event{Item: name, Output: msg}) },
+	}
+	backoff := j.e.Backoff.Initial
+	var last *core.Error
+	for {
+		var res deployer.Result
+		var err error
+		if op == core.OperationDelete {
+			res, err = d.Delete(ictx, req)
+		} else {
+			res, err = d.Reconcile(ictx, req)
+		}
+		req.State = res.State
+		var wait time.Duration
+		switch {
+		case err == nil && res.RequeueAfter <= 0:
+			return result(res, nil)
+		case err == nil:
+			wait = res.RequeueAfter
+			j.emit(Event{Item: name, Requeue: wait})
+		default:
+			de := classify(err)
+			if ictx.Err() != nil {
+				return result(res, stoppedError(ictx, spec, de))
+			}
+			if !de.Transient {
+				return result(res, de)
+			}
+			last = de
+			wait = backoff
+			backoff = min(2*backoff, j.e.Backoff.Max)
+			j.emit(Event{Item: name, Err: de.Clone(), Retry: wait})
+		}
+		if !j.pause(ictx, wait) {
+			return result(res, stoppedError(ictx, spec, last))
+		}
+	}
+}
+
+// pause waits d without holding a max_parallelism slot: another item may
+// run meanwhile. It takes a slot again before returning, since the drive
+// gives one back when the item's run ends. It reports false when ctx ended.
+func (j *job) pause(ctx context.Context, d time.Duration) bool {
+	slots := j.e.Slots
+	if slots != nil {
+		<-slots
+	}
+	select {
+	case <-j.e.Clock.After(d):
+	case <-ctx.Done():
+	}
+	if slots != nil {
+		// The slot is taken back even after a stop, so the drive's
+		// release stays balanced; a stopped item does no more work with it.
+		slots <- struct{}{}
+	}
+	return ctx.Err() == nil
+}
+
+// classify treats errors a deployer did not classify as transient, the
+// safe default for errors nobody looked at: they are retried until the
+// item's timeout.
+func classify(err error) *core.Error {
+	var de *core.Error
+	if errors.As(err, &de) {
+		return de.Clone()
+	}
+	return core.Transient("Error", err.Error())
+}
+
+// stoppedError explains why a running item was stopped: its own timeout,
+// the operation's deadline, or an interrupt (Ctrl-C).
+func stoppedError(ctx context.Context, spec ItemSpec, last *core.Error) *core.Error {
+	cause := context.Cause(ctx)
+	e := &core.Error{Reason: "Interrupted", Codes: []string{core.CodeInterrupted},
+		Message: "the operation was interrupted while the deploy item was running"}
+	switch {
+	case errors.Is(cause, errItemTimeout):
+		e.Reason, e.Codes = "Timeout", []string{core.CodeTimeout}
+		e.Message = fmt.Sprintf("the deploy item did not finish within its timeout of %s", spec.Timeout)
+	case errors.Is(cause, context.DeadlineExceeded):
+		e.Reason, e.Codes = "Timeout", []string{core.CodeTimeout}
+		e.Message = "the operation's timeout expired while the deploy item was running"
+	}
+	if last != nil && last.Message != "" {
+		e.Message += "; last error: " + last.Message
+	}
+	return e
+}

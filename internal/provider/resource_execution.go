@@ -1,0 +1,559 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
+)
+
+const executionType = "landscaper_execution"
+
+// executionSchemaVersion is bumped whenever the schema's type changes
+// (TestSchemaTypesAreVersioned holds it to that). Version 1 added targets.
+const executionSchemaVersion = 1
+
+// defaultOperationTimeout bounds a whole apply or destroy of one resource
+// unless `timeouts` says otherwise. Items have their own, shorter default.
+const defaultOperationTimeout = time.Hour
+
+var (
+	_ resource.Resource                = (*executionResource)(nil)
+	_ resource.ResourceWithImportState = (*executionResource)(nil)
+)
+
+// executionResource is landscaper_execution as the framework sees it: its
+// schema and import. Its data RPCs are served by executions at the
+// protocol level (server.go); the CRUD methods below exist only because
+// the framework's interface demands them, and are never routed to.
+type executionResource struct{}
+
+func (r *executionResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_execution"
+}
+
+func (r *executionResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+}
+
+func (r *executionResource) Create(_ context.Context, _ resource.CreateRequest, resp *resource.CreateResponse) {
+	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
+}
+
+func (r *executionResource) Read(_ context.Context, _ resource.ReadRequest, resp *resource.ReadResponse) {
+	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
+}
+
+func (r *executionResource) Update(_ context.Context, _ resource.UpdateRequest, resp *resource.UpdateResponse) {
+	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
+}
+
+func (r *executionResource) Delete(_ context.Context, _ resource.DeleteRequest, resp *resource.DeleteResponse) {
+	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
+}
+
+const (
+	notRouted       = "Served at the protocol level"
+	notRoutedDetail = "This resource's data RPCs are served by the provider's protocol server (NewServer); " +
+		"a plain framework server cannot run it. This is a bug in how the provider is served."
+)
+
+func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		Version: executionSchemaVersion,
+		MarkdownDescription: "A Landscaper execution: a set of deploy items with dependencies, reconciled " +
+			"in-process during `terraform apply` and deleted in reverse dependency order during `terraform destroy`.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "Same as `name`.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name of the execution; its identity. Changing it replaces the resource. " +
+					"Deploy items see it as `EXECUTION_NAME`.",
+				Required: true,
+			},
+			attrDeployItems: schema.MapNestedAttribute{
+				MarkdownDescription: "Deploy items keyed by name. Removing an item deletes it (its deployer's " +
+					"delete runs) during the next apply.",
+				Required: true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"type": schema.StringAttribute{
+						MarkdownDescription: "Deployer type: `exec`, or `landscaper.gardener.cloud/mock` (alias `mock`).",
+						Required:            true,
+					},
+					"config": schema.StringAttribute{
+						MarkdownDescription: "Deployer configuration as JSON or YAML text (for example from `jsonencode`). " +
+							"Checked by the deployer at plan time; unknown fields are errors. Empty means `{}`.",
+						Optional: true,
+					},
+					"depends_on": schema.ListAttribute{
+						MarkdownDescription: "Names of other deploy items of this execution that must have succeeded " +
+							"before this one starts. On destroy, this item is deleted before them.",
+						Optional:    true,
+						ElementType: types.StringType,
+					},
+					"target": schema.StringAttribute{
+						MarkdownDescription: "Name of an entry of `targets` the item acts on. Deployers that act on a " +
+							"cluster need one; changing the target (or its config) re-runs the item.",
+						Optional: true,
+					},
+					"timeout": schema.StringAttribute{
+						MarkdownDescription: "How long one run of the item may take, retries included: a Go duration " +
+							"(`90s`, `10m`) or `none`. Over it the item fails with `ERR_TIMEOUT`. Defaults to `10m`.",
+						Optional: true,
+					},
+					attrUpdateOnChangeOnly: schema.BoolAttribute{
+						MarkdownDescription: "When `true`, the item is not re-run while its type, config and target equal " +
+							"those of its last successful run. When `false`, it re-runs in every apply that runs anything. Defaults to `true`.",
+						Optional: true,
+					},
+					attrSensitiveExport: schema.BoolAttribute{
+						MarkdownDescription: "When `true`, the item's export appears in `sensitive_exports` instead of " +
+							"`exports`, and is masked in logs. Defaults to `false`.",
+						Optional: true,
+					},
+				}},
+			},
+			attrTargets: targetsAttribute("Targets the deploy items act on, by name"),
+			"exports": schema.DynamicAttribute{
+				MarkdownDescription: "An object with one attribute per deploy item holding its export " +
+					"(null when the item exported nothing, failed, or its export is sensitive).",
+				Computed: true,
+			},
+			"sensitive_exports": schema.DynamicAttribute{
+				MarkdownDescription: "Like `exports`, for the items with `sensitive_export = true`; null for the others.",
+				Computed:            true,
+				Sensitive:           true,
+			},
+			"status": schema.SingleNestedAttribute{
+				MarkdownDescription: "What the last job did.",
+				Computed:            true,
+				Attributes: map[string]schema.Attribute{
+					"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "Phase of the execution: " +
+						"`Init`, `Progressing`, `Completing`, `Succeeded`, `Failed`; when deleting `InitDelete`, `Deleting`, `DeleteFailed`."},
+					"job_id":          schema.StringAttribute{Computed: true, MarkdownDescription: "ID of the last job; every apply that runs anything starts a new one."},
+					"job_id_finished": schema.StringAttribute{Computed: true, MarkdownDescription: "Equals `job_id` once that job has finished."},
+					"last_error":      errorSchema("the execution"),
+					attrDeployItems: schema.MapNestedAttribute{
+						MarkdownDescription: "Status of every deploy item, by name.",
+						Computed:            true,
+						NestedObject:        schema.NestedAttributeObject{Attributes: itemStatusAttributes()},
+					},
+				},
+			},
+			"timeouts": timeoutsAttribute(ctx, "execution"),
+		},
+	}
+}
+
+// executions implements landscaper_execution on Terraform values:
+// plan-time validation, planning, apply, refresh and destroy.
+type executions struct {
+	vt        valueTypes
+	deployers *deployer.Registry
+	// engine is set once the provider is configured.
+	engine func() *engine.Engine
+}
+
+var _ protocolResource = (*executions)(nil)
+
+func (x *executions) objectType() tftypes.Object { return x.vt.resource }
+func (x *executions) schemaVersion() int64       { return executionSchemaVersion }
+
+// desired is an execution as the engine sees it, plus where each export goes.
+type desired struct {
+	exec      engine.Execution
+	sensitive map[string]bool
+	// pending lists items with values only known after another resource's
+	// apply; their specs here are placeholders. unrouted lists those whose
+	// sensitive_export flag is among the unknowns.
+	pending, unrouted map[string]bool
+}
+
+// desiredOf reads name, targets and deploy_items of a resource value.
+// known is false while the name or the set of items is unknown.
+func desiredOf(v tftypes.Value) (desired, bool, problems) {
+	f := fields(v)
+	items := f[attrDeployItems]
+	if !f["name"].IsKnown() || !items.IsKnown() {
+		return desired{}, false, nil
+	}
+	var ps problems
+	its := fields(items)
+	tgts, tgtsKnown := targetsOf(f[attrTargets])
+	d := desired{
+		exec:      engine.Execution{Name: str(f["name"], ""), Items: make(map[string]engine.ItemSpec, len(its))},
+		sensitive: make(map[string]bool, len(its)),
+		pending:   map[string]bool{},
+		unrouted:  map[string]bool{},
+	}
+	for name, it := range its {
+		itf := fields(it)
+		tname := str(itf["target"], "")
+		if !it.IsFullyKnown() || (tname != "" && !tgtsKnown) {
+			d.pending[name] = true
+			d.unrouted[name] = !itf[attrSensitiveExport].IsKnown()
+			d.exec.Items[name] = engine.ItemSpec{DependsOn: stringList(itf["depends_on"])}
+		} else {
+			spec, p := specOf(name, itf, tgts)
+			ps = append(ps, p...)
+			d.exec.Items[name] = spec
+		}
+		d.sensitive[name] = boolean(itf[attrSensitiveExport], defaultSensitiveExport)
+	}
+	return d, true, ps
+}
+
+// specOf converts one known deploy item; problems carry its field's path.
+func specOf(name string, f map[string]tftypes.Value, targets map[string]*deployer.Target) (engine.ItemSpec, problems) {
+	var ps problems
+	spec := engine.ItemSpec{
+		Type:               str(f["type"], ""),
+		DependsOn:          stringList(f["depends_on"]),
+		UpdateOnChangeOnly: boolean(f[attrUpdateOnChangeOnly], defaultUpdateOnChangeOnly),
+	}
+	cfg, err := deployer.NormalizeConfig(str(f["config"], ""))
+	if err != nil {
+		ps.add(itemPath(name, "config"), "Invalid deploy item config", err.Error())
+	}
+	spec.Config = cfg
+	spec.Timeout = engine.DefaultTimeout
+	if t := f["timeout"]; t.IsKnown() && !t.IsNull() {
+		if spec.Timeout, err = engine.ParseTimeout(str(t, "")); err != nil {
+			ps.add(itemPath(name, "timeout"), "Invalid deploy item timeout", err.Error())
+		}
+	}
+	if tname := str(f["target"], ""); tname != "" {
+		if spec.Target = targets[tname]; spec.Target == nil {
+			ps.add(itemPath(name, "target"), "Unknown target", fmt.Sprintf("%q is not a key of targets; known targets: %s",
+				tname, orNone(slices.Sorted(maps.Keys(targets)))))
+		}
+	}
+	return spec, ps
+}
+
+// fieldAttribute maps the engine's item fields to this resource's attributes.
+var fieldAttribute = map[engine.Field]string{
+	engine.FieldType: "type", engine.FieldConfig: "config", engine.FieldDependsOn: "depends_on",
+	engine.FieldTimeout: "timeout", engine.FieldTarget: "target",
+}
+
+// validate checks a configuration at plan time. Unknown parts are skipped
+// and checked again when they are known.
+func (x *executions) validate(_ context.Context, config tftypes.Value) problems {
+	var ps problems
+	f := fields(config)
+	if n := f["name"]; n.IsKnown() && !n.IsNull() && str(n, "") == "" {
+		ps.add(tftypes.NewAttributePath().WithAttributeName("name"), "Invalid name", "name must not be empty")
+	}
+	ps = append(ps, validateTimeouts(f["timeouts"])...)
+	tgts, tgtsKnown := targetsOf(f[attrTargets])
+	ps = append(ps, validateTargets(f[attrTargets], x.deployers, tftypes.NewAttributePath().WithAttributeName(attrTargets))...)
+	ex := engine.Execution{Items: map[string]engine.ItemSpec{}}
+	graphKnown := true
+	for name, it := range fields(f[attrDeployItems]) {
+		itf := fields(it)
+		if itf == nil || !itf["type"].IsKnown() || !itf["depends_on"].IsFullyKnown() {
+			graphKnown = false
+			continue
+		}
+		known := make(map[string]tftypes.Value, len(itf))
+		for k, v := range itf {
+			if v.IsKnown() {
+				known[k] = v
+			}
+		}
+		targetUnknown := !itf["target"].IsKnown() || (str(itf["target"], "") != "" && !tgtsKnown)
+		if targetUnknown {
+			delete(known, "target")
+		}
+		spec, p := specOf(name, known, tgts)
+		ps = append(ps, p...)
+		if targetUnknown {
+			spec.Target = &deployer.Target{} // some target; its type is checked once known
+		}
+		if !itf["config"].IsKnown() || len(p) > 0 {
+			spec.Config = nil // skip the deployer's check: unknown, or already reported
+		}
+		ex.Items[name] = spec
+	}
+	for _, p := range engine.Validate(ex, x.deployers) {
+		if !graphKnown && p.Field == engine.FieldDependsOn {
+			continue // a "missing" item may be one whose type is not known yet
+		}
+		ps.add(itemPath(p.Item, fieldAttribute[p.Field]), "Invalid deploy item "+fieldAttribute[p.Field], p.Message)
+	}
+	return ps
+}
+
+func (x *executions) settled(private []byte) bool {
+	s, err := decodeExecutionPrivate(private)
+	return err == nil && s.Status.Succeeded() && !s.Status.Drifted()
+}
+
+// plan computes the planned state. It shows exactly what the next job
+// will do, because it asks engine.PlanJob, as apply does: items that run
+// have unknown status and export; the rest stays known.
+func (x *executions) plan(_ context.Context, prior, proposed tftypes.Value, priorPrivate []byte) (tftypes.Value, []*tftypes.AttributePath, problems) {
+	if proposed.IsNull() {
+		return proposed, nil, nil // destroy
+	}
+	var ps problems
+	f := fields(proposed)
+	f["id"] = f["name"]
+
+	var replace []*tftypes.AttributePath
+	if pf := fields(prior); pf != nil && !pf["name"].Equal(f["name"]) {
+		replace = append(replace, tftypes.NewAttributePath().WithAttributeName("name"))
+	}
+	planned := tftypes.NewValue(x.vt.resource, f)
+	want, known, p := desiredOf(planned)
+	ps = append(ps, p...)
+	if !known || ps.errors() {
+		return x.vt.withComputedUnknown(f), replace, ps
+	}
+	// With no prior state this plans a create, also when it replaces an
+	// object: the replaced object's private state (which Terraform passes
+	// along, and hands to its delete) is not the new object's status.
+	if prior.IsNull() {
+		priorPrivate = nil
+	}
+	saved, err := decodeExecutionPrivate(priorPrivate)
+	if err != nil {
+		ps.add(nil, "Corrupt private state", err.Error())
+		return planned, replace, ps
+	}
+	prev := saved.Status
+	job := engine.PlanJob(want.exec, prev).WithRun(slices.Sorted(maps.Keys(want.pending))...)
+	unknown := map[string]bool{}
+	switch {
+	case job.Noop():
+		f["status"] = x.vt.statusValue(prev)
+	case len(job.Skip) == 0 && len(job.Delete) == 0 && len(job.Drop) == 0:
+		// Everything runs and nothing leaves (a create, typically): no
+		// part of status or exports is known, so say so in one value
+		// instead of one per item; Terraform shows one line, not hundreds.
+		return x.vt.withComputedUnknown(f), replace, ps
+	default:
+		f["status"] = x.vt.plannedStatus(prev, job)
+		for _, n := range job.Run {
+			unknown[n] = true
+		}
+	}
+	if f["exports"], f["sensitive_exports"], err = exportValues(prev, slices.Sorted(maps.Keys(want.exec.Items)), want.sensitive, unknown, want.unrouted); err != nil {
+		ps.add(tftypes.NewAttributePath().WithAttributeName("exports"), "Export cannot be represented", err.Error())
+	}
+	return tftypes.NewValue(x.vt.resource, f), replace, ps
+}
+
+// apply runs what the plan showed (engine.Apply), or a delete job when
+// planned is null, and returns the new state and private state. The state
+// is written also when items failed: it must tell the truth about every item.
+func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, private []byte) (tftypes.Value, []byte, problems) {
+	var ps problems
+	e := x.engine()
+	if e == nil {
+		ps.add(nil, "Provider not configured", "The landscaper provider was not configured before use.")
+		return prior, private, ps
+	}
+	if prior.IsNull() {
+		private = nil // a create; see plan
+	}
+	saved, err := decodeExecutionPrivate(private)
+	if err != nil {
+		ps.add(nil, "Corrupt private state", err.Error())
+		return prior, private, ps
+	}
+	if planned.IsNull() {
+		return x.destroy(ctx, e, prior, saved)
+	}
+	want, known, p := desiredOf(planned)
+	ps = append(ps, p...)
+	if !known || len(want.pending) > 0 {
+		ps.add(nil, "Deploy items not known", "deploy_items still holds unknown values at apply time.")
+	}
+	if ps.errors() {
+		return prior, private, ps
+	}
+	f := fields(planned)
+	op := map[bool]string{true: "create", false: "update"}[prior.IsNull()]
+	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], op))
+	defer cancel()
+	sensitive := saved.sensitiveNames(want.sensitive)
+	logs := newJobLogger(ctx, sensitive, saved.Status)
+	st := logs.redact(e.Apply(ctx, want.exec, saved.Status, engine.Run{Observe: logs.observe}))
+	if st.JobID != saved.Status.JobID {
+		ps = append(ps, itemProblems(st)...)
+	}
+	f["status"] = x.vt.statusValue(st)
+	if f["exports"], f["sensitive_exports"], err = exportValues(st, slices.Sorted(maps.Keys(want.exec.Items)), want.sensitive, nil, nil); err != nil {
+		ps.add(tftypes.NewAttributePath().WithAttributeName("exports"), "Export cannot be represented", err.Error())
+	}
+	priv, err := encodeExecutionPrivate(st, sensitive)
+	if err != nil {
+		ps.add(nil, "Cannot store engine status", err.Error())
+	}
+	return tftypes.NewValue(x.vt.resource, f), priv, ps
+}
+
+// destroy runs a delete job. What was not deleted stays in state, so a
+// later destroy finishes the job.
+func (x *executions) destroy(ctx context.Context, e *engine.Engine, prior tftypes.Value, saved storedExecution) (tftypes.Value, []byte, problems) {
+	f := fields(prior)
+	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], "delete"))
+	defer cancel()
+	sensitive := map[string]bool{}
+	for n, it := range fields(f[attrDeployItems]) {
+		sensitive[n] = boolean(fields(it)[attrSensitiveExport], defaultSensitiveExport)
+	}
+	sensitive = saved.sensitiveNames(sensitive)
+	logs := newJobLogger(ctx, sensitive, saved.Status)
+	st := logs.redact(e.Destroy(ctx, str(f["name"], ""), saved.Status, engine.Run{Observe: logs.observe}))
+	if len(st.Items) == 0 && st.LastError == nil {
+		return tftypes.NewValue(x.vt.resource, nil), nil, nil
+	}
+	ps := itemProblems(st)
+	f["status"] = x.vt.statusValue(st)
+	var err error
+	if f["exports"], f["sensitive_exports"], err = exportValues(st, slices.Sorted(maps.Keys(st.Items)), sensitive, nil, nil); err != nil {
+		ps.add(nil, "Export cannot be represented", err.Error())
+	}
+	priv, err := encodeExecutionPrivate(st, sensitive)
+	if err != nil {
+		ps.add(nil, "Cannot store engine status", err.Error())
+	}
+	return tftypes.NewValue(x.vt.resource, f), priv, ps
+}
+
+// read is Terraform's refresh: everything lives in state, except what the
+// deployers left outside it. Items whose deployer can check for drift are
+// asked; a drifted item makes the next plan an update that runs it again.
+func (x *executions) read(ctx context.Context, state tftypes.Value, private []byte) (tftypes.Value, []byte, problems) {
+	e := x.engine()
+	if e == nil || state.IsNull() {
+		return state, private, nil
+	}
+	saved, err := decodeExecutionPrivate(private)
+	if err != nil || !saved.Status.Succeeded() {
+		return state, private, nil
+	}
+	st, changed := e.Refresh(ctx, str(fields(state)["name"], ""), saved.Status)
+	if !changed {
+		return state, private, nil
+	}
+	var ps problems
+	for _, n := range slices.Sorted(maps.Keys(st.Items)) {
+		if d := st.Items[n].Drift; d != "" && saved.Status.Items[n].Drift == "" {
+			ps.warn(itemPath(n), fmt.Sprintf("Deploy item %q changed outside Terraform", n), d+"\nThe next apply runs the item again.")
+		}
+	}
+	priv, err := encodeExecutionPrivate(st, saved.sensitiveNames(nil))
+	if err != nil {
+		ps.add(nil, "Cannot store engine status", err.Error())
+		return state, private, ps
+	}
+	return state, priv, ps
+}
+
+// itemProblems reports one error per item that failed in the job just
+// run, on that item's attribute path, and the execution's own error when
+// no item explains it (an interruption before anything ran, say).
+func itemProblems(st engine.Status) problems {
+	var ps problems
+	for _, n := range slices.Sorted(maps.Keys(st.Items)) {
+		is := st.Items[n]
+		if is.JobIDFinished != st.JobID || is.LastError == nil {
+			continue
+		}
+		summary := fmt.Sprintf("Deploy item %q failed", n)
+		if is.Phase == core.PhaseDeleteFailed {
+			summary = fmt.Sprintf("Deploy item %q could not be deleted", n)
+		}
+		ps.add(itemPath(n), summary, errorDetail(is.LastError))
+	}
+	if st.LastError != nil && len(ps) == 0 {
+		summary := "Execution " + strings.ToLower(string(st.Phase))
+		if st.Phase == core.PhaseDeleteFailed {
+			summary = "Execution could not be deleted"
+		}
+		ps.add(nil, summary, errorDetail(st.LastError))
+	}
+	return ps
+}
+
+// storedExecution is what private state keeps for one execution.
+type storedExecution struct {
+	Status engine.Status `json:"status"`
+	// Sensitive lists the items whose export was sensitive when last
+	// applied, so their values stay masked after the flag or the item is
+	// removed from the configuration.
+	Sensitive []string `json:"sensitive,omitempty"`
+}
+
+// sensitiveNames merges the items sensitive now with those sensitive before.
+func (s storedExecution) sensitiveNames(now map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(now)+len(s.Sensitive))
+	maps.Copy(out, now)
+	for _, n := range s.Sensitive {
+		out[n] = true
+	}
+	return out
+}
+
+// decodeExecutionPrivate reads what private state keeps. Nothing (a new
+// resource, or an import) is an empty status. Deployer state travels as
+// blobs keyed by item name, outside the JSON document.
+func decodeExecutionPrivate(private []byte) (storedExecution, error) {
+	var s storedExecution
+	doc, err := privatestate.Decode(private)
+	if err != nil {
+		return s, fmt.Errorf("%w; remove the resource from state and import it again", err)
+	}
+	if doc.JSON == nil {
+		return s, nil
+	}
+	if err := json.Unmarshal(doc.JSON, &s); err != nil {
+		return s, fmt.Errorf("the stored engine status cannot be read (%w); remove the resource from state and import it again", err)
+	}
+	for n, blob := range doc.Blobs {
+		if is := s.Status.Items[n]; is != nil {
+			is.State = blob
+		}
+	}
+	return s, nil
+}
+
+// encodeExecutionPrivate stores st and the names of the items of st whose
+// export is sensitive.
+func encodeExecutionPrivate(st engine.Status, sensitive map[string]bool) ([]byte, error) {
+	s := storedExecution{Status: st.Clone()}
+	blobs := map[string][]byte{}
+	for _, n := range slices.Sorted(maps.Keys(st.Items)) {
+		if sensitive[n] {
+			s.Sensitive = append(s.Sensitive, n)
+		}
+		if is := s.Status.Items[n]; len(is.State) > 0 {
+			blobs[n], is.State = is.State, nil
+		}
+	}
+	return privatestate.Encode(s, blobs)
+}

@@ -1,0 +1,201 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// protocolResource is a resource whose data RPCs (validate, plan, apply,
+// read, state upgrade) are served on tftypes values, below the framework.
+// The framework still serves its schema, provider configuration and import.
+//
+// Why: a resource holding a few hundred deploy items is thousands of nested
+// values, and the framework's generic per-value processing (schema lookups
+// per value, reflection, defaults and plan modifiers per element) took
+// around a second per RPC where the work itself takes milliseconds.
+// BenchmarkFrameworkCost keeps that cost on record.
+type protocolResource interface {
+	// objectType is the resource's Terraform type, from its framework schema.
+	objectType() tftypes.Object
+	// schemaVersion is the version the framework schema declares.
+	schemaVersion() int64
+	validate(ctx context.Context, config tftypes.Value) problems
+	// settled reports whether private state records a finished, successful
+	// job with nothing left to do: then a configuration equal to the prior
+	// state plans to exactly the prior state.
+	settled(private []byte) bool
+	plan(ctx context.Context, prior, proposed tftypes.Value, priorPrivate []byte) (planned tftypes.Value, replace []*tftypes.AttributePath, ps problems)
+	apply(ctx context.Context, prior, planned tftypes.Value, private []byte) (tftypes.Value, []byte, problems)
+	read(ctx context.Context, state tftypes.Value, private []byte) (tftypes.Value, []byte, problems)
+}
+
+// NewServer returns the provider's protocol server: RPCs of the resources
+// in the routing table go to their protocolResource, everything else to
+// the framework.
+func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
+	return func() (tfprotov6.ProviderServer, error) {
+		p := newProvider(version)
+		fw, err := providerserver.NewProtocol6WithError(p)()
+		if err != nil {
+			return nil, err
+		}
+		return &server{ProviderServer: fw, routes: p.routes()}, nil
+	}
+}
+
+type server struct {
+	tfprotov6.ProviderServer
+	// routes says, by resource type name, which resources are served at
+	// the protocol level. It is the one place that decides.
+	routes map[string]protocolResource
+}
+
+func decode(r protocolResource, v *tfprotov6.DynamicValue) (tftypes.Value, []*tfprotov6.Diagnostic) {
+	if v == nil {
+		return tftypes.NewValue(r.objectType(), nil), nil
+	}
+	val, err := v.Unmarshal(r.objectType())
+	if err != nil {
+		return val, errorDiagnostics("Cannot decode value", err)
+	}
+	return val, nil
+}
+
+func encode(r protocolResource, v tftypes.Value) (*tfprotov6.DynamicValue, []*tfprotov6.Diagnostic) {
+	dv, err := tfprotov6.NewDynamicValue(r.objectType(), v)
+	if err != nil {
+		return nil, errorDiagnostics("Cannot encode value", err)
+	}
+	return &dv, nil
+}
+
+func (s *server) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	r, ok := s.routes[req.TypeName]
+	if !ok {
+		return s.ProviderServer.ValidateResourceConfig(ctx, req)
+	}
+	cfg, diags := decode(r, req.Config)
+	if diags == nil {
+		diags = r.validate(ctx, cfg).protocol()
+	}
+	return &tfprotov6.ValidateResourceConfigResponse{Diagnostics: diags}, nil
+}
+
+// UpgradeResourceState reads state of this or an earlier schema version.
+// Every version so far only added attributes, which decode as null, so
+// one path serves them all: decode, dropping attributes the schema no
+// longer has, and encode.
+func (s *server) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+	r, ok := s.routes[req.TypeName]
+	if !ok || req.RawState == nil || req.RawState.JSON == nil {
+		return s.ProviderServer.UpgradeResourceState(ctx, req)
+	}
+	if req.Version > r.schemaVersion() {
+		return &tfprotov6.UpgradeResourceStateResponse{Diagnostics: errorDiagnostics("State written by a newer provider",
+			fmt.Errorf("the state has schema version %d; this provider knows versions up to %d", req.Version, r.schemaVersion()))}, nil
+	}
+	// State of the current version with exactly the schema's attributes
+	// goes back as it is: Terraform accepts JSON here.
+	if req.Version == r.schemaVersion() && hasExactAttributes(r.objectType(), req.RawState.JSON) {
+		return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &tfprotov6.DynamicValue{JSON: req.RawState.JSON}}, nil
+	}
+	v, err := req.RawState.UnmarshalWithOpts(r.objectType(), tfprotov6.UnmarshalOpts{
+		ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true},
+	})
+	if err != nil {
+		return &tfprotov6.UpgradeResourceStateResponse{Diagnostics: errorDiagnostics("Cannot read state", err)}, nil
+	}
+	dv, diags := encode(r, v)
+	return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: dv, Diagnostics: diags}, nil
+}
+
+func (s *server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	r, ok := s.routes[req.TypeName]
+	if !ok {
+		return s.ProviderServer.ReadResource(ctx, req)
+	}
+	cur, diags := decode(r, req.CurrentState)
+	if diags != nil {
+		return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private, Diagnostics: diags}, nil
+	}
+	state, priv, ps := r.read(ctx, cur, req.Private)
+	if state.Equal(cur) && bytes.Equal(priv, req.Private) {
+		return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private, Diagnostics: ps.protocol()}, nil
+	}
+	dv, diags := encode(r, state)
+	return &tfprotov6.ReadResourceResponse{NewState: dv, Private: priv, Diagnostics: append(diags, ps.protocol()...)}, nil
+}
+
+func (s *server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	r, ok := s.routes[req.TypeName]
+	if !ok {
+		return s.ProviderServer.PlanResourceChange(ctx, req)
+	}
+	// The common case, a plan with nothing to do: the configuration leaves
+	// the state as it is (Terraform encodes equal values to equal bytes)
+	// and the last job succeeded, so nothing will run and the planned
+	// state is the prior state. The full plan would compute the same.
+	if req.PriorState != nil && req.ProposedNewState != nil && len(req.PriorState.MsgPack) > 0 &&
+		bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) && r.settled(req.PriorPrivate) {
+		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate}, nil
+	}
+	prior, d1 := decode(r, req.PriorState)
+	proposed, d2 := decode(r, req.ProposedNewState)
+	if diags := append(d1, d2...); diags != nil {
+		return &tfprotov6.PlanResourceChangeResponse{Diagnostics: diags}, nil
+	}
+	planned, replace, ps := r.plan(ctx, prior, proposed, req.PriorPrivate)
+	dv, diags := encode(r, planned)
+	// Passed on even when planning a create: for a replacement, Terraform
+	// hands this private state to the delete of the replaced object too.
+	return &tfprotov6.PlanResourceChangeResponse{
+		PlannedState:    dv,
+		RequiresReplace: replace,
+		PlannedPrivate:  req.PriorPrivate,
+		Diagnostics:     append(diags, ps.protocol()...),
+	}, nil
+}
+
+func (s *server) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	r, ok := s.routes[req.TypeName]
+	if !ok {
+		return s.ProviderServer.ApplyResourceChange(ctx, req)
+	}
+	prior, d1 := decode(r, req.PriorState)
+	planned, d2 := decode(r, req.PlannedState)
+	if diags := append(d1, d2...); diags != nil {
+		return &tfprotov6.ApplyResourceChangeResponse{NewState: req.PriorState, Diagnostics: diags}, nil
+	}
+	state, priv, ps := r.apply(ctx, prior, planned, req.PlannedPrivate)
+	dv, diags := encode(r, state)
+	return &tfprotov6.ApplyResourceChangeResponse{
+		NewState:    dv,
+		Private:     priv,
+		Diagnostics: append(diags, ps.protocol()...),
+	}, nil
+}
+
+func errorDiagnostics(summary string, err error) []*tfprotov6.Diagnostic {
+	return []*tfprotov6.Diagnostic{{Severity: tfprotov6.DiagnosticSeverityError, Summary: summary, Detail: err.Error()}}
+}
+
+// hasExactAttributes reports whether stored state JSON has exactly the
+// type's attributes, so it can be handed back without decoding.
+func hasExactAttributes(t tftypes.Object, stateJSON []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(stateJSON, &top) != nil || len(top) != len(t.AttributeTypes) {
+		return false
+	}
+	for name := range t.AttributeTypes {
+		if _, ok := top[name]; !ok {
+			return false
+		}
+	}
+	return true
+}

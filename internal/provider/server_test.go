@@ -1,0 +1,72 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+)
+
+// The no-op shortcut of PlanResourceChange claims executions.plan would
+// plan exactly the prior state; check the claim on a settled execution.
+func TestNoopPlanShortcutMatchesFullPlan(t *testing.T) {
+	r := newRPCFixture(t, layeredItems(3, 5, 2))
+	prior, diags := decode(r.x, r.applied.NewState)
+	if diags != nil {
+		t.Fatal(diags[0].Detail)
+	}
+	planned, replace, ps := r.x.plan(context.Background(), prior, prior, r.applied.Private)
+	if len(ps) > 0 || len(replace) > 0 {
+		t.Fatalf("problems %v, replace %v", ps, replace)
+	}
+	// Compared as values: tftypes encodes maps in random order, while
+	// Terraform (cty) encodes them sorted, which the shortcut relies on.
+	if !planned.Equal(prior) {
+		d, _ := prior.Diff(planned)
+		t.Fatalf("the full plan of a settled execution differs from its prior state: %v", d)
+	}
+	failed, err := encodeExecutionPrivate(engine.Status{Phase: core.PhaseFailed, JobID: "j", JobIDFinished: "j"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drifted, err := encodeExecutionPrivate(engine.Status{Phase: core.PhaseSucceeded, JobID: "j", JobIDFinished: "j",
+		Items: map[string]*engine.ItemStatus{"a": {Phase: core.PhaseSucceeded, Drift: "gone"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.x.settled(r.applied.Private) || r.x.settled(nil) || r.x.settled(failed) || r.x.settled(drifted) {
+		t.Fatal("settled misjudges private state")
+	}
+}
+
+// State JSON with attributes the schema lacks takes the decoding path,
+// which drops them, instead of being handed back as it is.
+func TestUpgradeResourceStateDropsUnknownAttributes(t *testing.T) {
+	p := newProvider("test")
+	s := &server{routes: p.routes()}
+	exact := []byte(`{"id":"a","name":"a","deploy_items":null,"targets":null,"exports":null,"sensitive_exports":null,"status":null,"timeouts":null}`)
+	extra := []byte(`{"id":"a","name":"a","gone":1,"deploy_items":null,"targets":null,"exports":null,"sensitive_exports":null,"status":null,"timeouts":null}`)
+	v0 := []byte(`{"id":"a","name":"a","deploy_items":{"x":{"type":"mock","config":null,"depends_on":null,"timeout":null,"update_on_change_only":null,"sensitive_export":null}},"exports":null,"sensitive_exports":null,"status":null,"timeouts":null}`)
+	for _, raw := range [][]byte{exact, extra, v0} {
+		version := int64(executionSchemaVersion)
+		if bytes.Equal(raw, v0) {
+			version = 0
+		}
+		resp, _ := s.UpgradeResourceState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
+			TypeName: executionType, Version: version, RawState: &tfprotov6.RawState{JSON: raw}})
+		if len(resp.Diagnostics) > 0 {
+			t.Fatal(resp.Diagnostics[0].Detail)
+		}
+		if got := resp.UpgradedState; bytes.Equal(raw, exact) != (got.JSON != nil) {
+			t.Fatalf("%s: passed through %v", raw, got.JSON != nil)
+		}
+		v, err := resp.UpgradedState.Unmarshal(p.executions.vt.resource)
+		if err != nil || str(fields(v)["name"], "") != "a" {
+			t.Fatalf("%s: %v %v", raw, v, err)
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+)
+
+// Schema parts and value helpers that more than one resource uses.
+
+func errorSchema(of string) schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: "The last error of " + of + " in Landscaper's shape, or null.",
+		Computed:            true,
+		Attributes: map[string]schema.Attribute{
+			"operation": schema.StringAttribute{Computed: true, MarkdownDescription: "What was being done: `Reconcile` or `Delete`."},
+			"reason":    schema.StringAttribute{Computed: true, MarkdownDescription: "Short machine-readable cause, such as `Timeout` or `CommandFailed`."},
+			"message":   schema.StringAttribute{Computed: true, MarkdownDescription: "What happened, for humans."},
+			"codes": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "Landscaper error codes, such as `ERR_TIMEOUT` or `ERR_CONFIGURATION_PROBLEM`."},
+		},
+	}
+}
+
+// itemStatusAttributes is the status of one deploy item.
+func itemStatusAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "Phase of the item. " +
+			"`Init` means it was declared but has not run yet."},
+		"job_id_finished": schema.StringAttribute{Computed: true, MarkdownDescription: "The job in which the item " +
+			"last finished a run. Items skipped because they did not change keep the job they last ran in."},
+		"last_error": errorSchema("the deploy item"),
+		"provider_status": schema.StringAttribute{Computed: true, MarkdownDescription: "Deployer-specific " +
+			"status as JSON text, or null."},
+	}
+}
+
+// targetObject is one target: Landscaper's Target spec.
+func targetObject() schema.NestedAttributeObject {
+	return schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+		"type": schema.StringAttribute{
+			MarkdownDescription: "Target type, such as `landscaper.gardener.cloud/kubernetes-cluster`.",
+			Required:            true,
+		},
+		"config": schema.StringAttribute{
+			MarkdownDescription: "The target's config as JSON or YAML text, in Landscaper's format for its type " +
+				"(for a kubernetes-cluster: `yamlencode({ kubeconfig = file(\"...\") })`).",
+			Required: true,
+		},
+	}}
+}
+
+func targetsAttribute(what string) schema.MapNestedAttribute {
+	return schema.MapNestedAttribute{
+		MarkdownDescription: what + ". Sensitive: a target's config holds credentials; it is never logged, " +
+			"shown in a diagnostic or written into a provider status.",
+		Optional:     true,
+		Sensitive:    true,
+		NestedObject: targetObject(),
+	}
+}
+
+// timeoutsAttribute is the framework's timeouts attribute with our defaults
+// described, since the framework leaves the attribute itself undocumented.
+func timeoutsAttribute(ctx context.Context, noun string) schema.Attribute {
+	a := timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})
+	if n, ok := a.(schema.SingleNestedAttribute); ok {
+		n.MarkdownDescription = "Bounds for a whole apply (`create`, `update`) or destroy (`delete`) of this " +
+			noun + ", each `1h` by default. When one expires, running items are stopped and fail with `ERR_TIMEOUT`."
+		return n
+	}
+	return a
+}
+
+// validateTimeouts checks the timeouts attribute.
+func validateTimeouts(v tftypes.Value) problems {
+	var ps problems
+	for op, t := range fields(v) {
+		if s := str(t, ""); s != "" {
+			if d, err := time.ParseDuration(s); err != nil || d <= 0 {
+				ps.add(tftypes.NewAttributePath().WithAttributeName("timeouts").WithAttributeName(op),
+					"Invalid timeout", fmt.Sprintf("%q is not a positive Go duration such as \"30m\" or \"2h\"", s))
+			}
+		}
+	}
+	return ps
+}
+
+// operationTimeout reads timeouts.<op>, validated at plan time.
+func operationTimeout(timeouts tftypes.Value, op string) time.Duration {
+	if d, err := time.ParseDuration(str(fields(timeouts)[op], "")); err == nil && d > 0 {
+		return d
+	}
+	return defaultOperationTimeout
+}
+
+// targetOf converts one known target value; nil when it is not fully
+// known. A config that is neither JSON nor YAML is left out; validation
+// reports it.
+func targetOf(name string, v tftypes.Value) *deployer.Target {
+	if !v.IsFullyKnown() || v.IsNull() {
+		return nil
+	}
+	f := fields(v)
+	cfg, _ := deployer.NormalizeConfig(str(f["config"], ""))
+	return &deployer.Target{Name: name, Type: str(f["type"], ""), Config: cfg}
+}
+
+// targetsOf converts a map of targets; known is false while the map or
+// any target in it is unknown.
+func targetsOf(v tftypes.Value) (map[string]*deployer.Target, bool) {
+	out := map[string]*deployer.Target{}
+	if !v.IsFullyKnown() {
+		return out, false
+	}
+	for n, t := range fields(v) {
+		if tg := targetOf(n, t); tg != nil {
+			out[n] = tg
+		}
+	}
+	return out, true
+}
+
+// validateTargets checks a map of targets at plan time: known types and
+// configs their type accepts. Messages never quote a config.
+func validateTargets(v tftypes.Value, reg *deployer.Registry, at *tftypes.AttributePath) problems {
+	var ps problems
+	for _, n := range slices.Sorted(maps.Keys(fields(v))) {
+		ps = append(ps, validateTarget(fields(v)[n], reg, at.WithElementKeyString(n))...)
+	}
+	return ps
+}
+
+func validateTarget(v tftypes.Value, reg *deployer.Registry, at *tftypes.AttributePath) problems {
+	var ps problems
+	f := fields(v)
+	typ := f["type"]
+	if !typ.IsKnown() || typ.IsNull() {
+		return nil
+	}
+	check, ok := reg.TargetType(str(typ, ""))
+	if !ok {
+		ps.add(at.WithAttributeName("type"), "Unknown target type", fmt.Sprintf("%q is not a known target type; known types: %s",
+			str(typ, ""), orNone(reg.TargetTypes())))
+		return ps
+	}
+	cfg := f["config"]
+	if !cfg.IsKnown() || cfg.IsNull() {
+		return ps
+	}
+	norm, err := deployer.NormalizeConfig(str(cfg, ""))
+	if err == nil && check != nil {
+		err = check(norm)
+	} else if err != nil {
+		err = fmt.Errorf("the config is neither a JSON nor a YAML object")
+	}
+	if err != nil {
+		ps.add(at.WithAttributeName("config"), "Invalid target config", err.Error())
+	}
+	return ps
+}
+
+func errorDetail(e *core.Error) string {
+	codes := strings.Join(e.Codes, ", ")
+	if codes == "" {
+		codes = "none"
+	}
+	return fmt.Sprintf("operation: %s\nreason: %s\nmessage: %s\ncodes: %s", e.Operation, e.Reason, e.Message, codes)
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, ", ")
+}
