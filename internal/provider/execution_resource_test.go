@@ -109,7 +109,9 @@ func TestAccExecution_orderAndParallelism(t *testing.T) {
 // Behaviours 2, 3 and 4: a failed item stops new triggering while running
 // items finish; the state tells each item's truth; the next plan resumes
 // in place and its apply runs only what failed or never ran.
-func TestAccExecution_failureAndResume(t *testing.T) { testExecutionFailureAndResume(t, protoV6ProviderFactories) }
+func TestAccExecution_failureAndResume(t *testing.T) {
+	testExecutionFailureAndResume(t, protoV6ProviderFactories)
+}
 
 func testExecutionFailureAndResume(t *testing.T, factories factories) {
 	w := newWorld(t)
@@ -562,7 +564,9 @@ func TestAccExecution_execStateAndTransientExit(t *testing.T) {
 
 // Renaming replaces the execution: the old one's items are deleted and the
 // new one runs everything, planned from nothing (not from the old status).
-func TestAccExecution_renameReplaces(t *testing.T) { testExecutionRenameReplaces(t, protoV6ProviderFactories) }
+func TestAccExecution_renameReplaces(t *testing.T) {
+	testExecutionRenameReplaces(t, protoV6ProviderFactories)
+}
 
 func testExecutionRenameReplaces(t *testing.T, factories factories) {
 	w := newWorld(t)

@@ -61,4 +61,3 @@ func TestSchemaTypesAreVersioned(t *testing.T) {
 		}
 	}
 }
-
