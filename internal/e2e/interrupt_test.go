@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 )
 
 // interruptConfig declares slow (an exec item running slowScript), after
@@ -31,21 +33,22 @@ func interruptConfig(slowScript, after, quickExport string) string {
 // happened to every item, and a plain apply afterwards resumes only the
 // unfinished part.
 func TestCtrlCInterruptsAndStateIsWritten(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 
 	// 1. Create: everything fast.
-	w.config(interruptConfig("echo v1", "", "one"))
-	w.apply()
-	created := w.execution()
+	w.Config(interruptConfig("echo v1", "", "one"))
+	w.Apply()
+	created := execution(w)
 	quickJobCreate := itemField(created, "quick", "job_id_finished")
 
 	// 2. Update: slow now blocks (its sleep is a grandchild in the same
 	// process group), after is new and waits for slow, quick changed.
-	pids := w.path("pids")
+	pids := w.Path("pids")
 	slowScript := fmt.Sprintf("sleep 60 & echo $$ $! > %[1]s.tmp && mv %[1]s.tmp %[1]s; wait", pids)
-	w.config(interruptConfig(slowScript, "after-export", "two"))
+	w.Config(interruptConfig(slowScript, "after-export", "two"))
 
-	cmd := w.command(nil, "apply", "-input=false", "-no-color", "-auto-approve")
+	cmd := w.Command(nil, "apply", "-input=false", "-no-color", "-auto-approve")
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group, so the SIGINT below reaches terraform and its
@@ -96,8 +99,8 @@ func TestCtrlCInterruptsAndStateIsWritten(t *testing.T) {
 		}
 	}
 
-	interrupted := w.execution()
-	jobID := dig(interrupted, "status", "job_id")
+	interrupted := execution(w)
+	jobID := acctest.Dig(interrupted, "status", "job_id")
 	if p := itemField(interrupted, "slow", "phase"); p != "Failed" {
 		t.Errorf("slow: phase %v, want Failed", p)
 	}
@@ -114,44 +117,44 @@ func TestCtrlCInterruptsAndStateIsWritten(t *testing.T) {
 	if quickJob != jobID || quickJob == quickJobCreate {
 		t.Errorf("quick: job_id_finished %v, want the interrupted job %v", quickJob, jobID)
 	}
-	if p := dig(interrupted, "status", "phase"); p != "Failed" {
+	if p := acctest.Dig(interrupted, "status", "phase"); p != "Failed" {
 		t.Errorf("status.phase %v, want Failed", p)
 	}
-	if codes := errorCodes(dig(interrupted, "status", "last_error")); !slices.Contains(codes, "ERR_INTERRUPTED") {
+	if codes := errorCodes(acctest.Dig(interrupted, "status", "last_error")); !slices.Contains(codes, "ERR_INTERRUPTED") {
 		t.Errorf("status.last_error.codes %v, want ERR_INTERRUPTED", codes)
 	}
-	if v := dig(interrupted, "exports", "value", "quick"); v != "two" {
+	if v := acctest.Dig(interrupted, "exports", "value", "quick"); v != "two" {
 		t.Errorf("exports.quick = %v, want two", v)
 	}
 
 	// The unfinished part is a pending in-place update.
-	if plan, code := w.planExitCode(); code != 2 {
+	if plan, code := w.PlanExitCode(); code != 2 {
 		t.Errorf("plan after the interrupt exited %d, want 2 (changes):\n%s", code, plan)
 	} else if !strings.Contains(plan, "1 to change") {
 		t.Errorf("plan after the interrupt is not an in-place update:\n%s", plan)
 	}
 
 	// 3. Resume with slow made fast: only slow and after run.
-	w.config(interruptConfig("echo v3", "after-export", "two"))
-	if res := w.apply(); !strings.Contains(res, "1 changed") {
+	w.Config(interruptConfig("echo v3", "after-export", "two"))
+	if res := w.Apply(); !strings.Contains(res, "1 changed") {
 		t.Errorf("resume was not an in-place update:\n%s", res)
 	}
-	resumed := w.execution()
+	resumed := execution(w)
 	for _, item := range []string{"slow", "after", "quick"} {
 		if p := itemField(resumed, item, "phase"); p != "Succeeded" {
 			t.Errorf("after resume: %s phase %v, want Succeeded", item, p)
 		}
 	}
-	if j := itemField(resumed, "after", "job_id_finished"); j != dig(resumed, "status", "job_id") {
-		t.Errorf("after resume: after.job_id_finished %v, want the resume job %v", j, dig(resumed, "status", "job_id"))
+	if j := itemField(resumed, "after", "job_id_finished"); j != acctest.Dig(resumed, "status", "job_id") {
+		t.Errorf("after resume: after.job_id_finished %v, want the resume job %v", j, acctest.Dig(resumed, "status", "job_id"))
 	}
 	if j := itemField(resumed, "quick", "job_id_finished"); j != quickJob {
 		t.Errorf("after resume: quick.job_id_finished %v, want %v (not re-run)", j, quickJob)
 	}
-	if v := dig(resumed, "exports", "value", "after"); v != "after-export" {
+	if v := acctest.Dig(resumed, "exports", "value", "after"); v != "after-export" {
 		t.Errorf("exports.after = %v, want after-export", v)
 	}
-	if plan, code := w.planExitCode(); code != 0 {
+	if plan, code := w.PlanExitCode(); code != 0 {
 		t.Errorf("plan after the resume exited %d, want 0 (no changes):\n%s", code, plan)
 	}
 }
@@ -223,7 +226,7 @@ func (b *syncBuffer) String() string {
 // errorCodes returns the codes of a last_error object from state.
 func errorCodes(lastError any) []string {
 	var codes []string
-	list, _ := dig(lastError, "codes").([]any)
+	list, _ := acctest.Dig(lastError, "codes").([]any)
 	for _, c := range list {
 		if s, ok := c.(string); ok {
 			codes = append(codes, s)

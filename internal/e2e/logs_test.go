@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 )
 
 // logEntry is one entry of a Terraform log file. Lines without a
@@ -23,7 +25,7 @@ var levelRe = regexp.MustCompile(`^\S+ \[(TRACE|DEBUG|INFO|WARN|ERROR)\]\s+`)
 func readLog(t *testing.T, path string) []logEntry {
 	t.Helper()
 	var entries []logEntry
-	sc := bufio.NewScanner(strings.NewReader(readFile(t, path)))
+	sc := bufio.NewScanner(strings.NewReader(acctest.ReadFile(t, path)))
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
 		line := sc.Text()
@@ -53,8 +55,9 @@ var (
 // transition of the execution and of each deploy item exactly once, with
 // the job ID and elapsed time.
 func TestInfoLogIsAProgressLog(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
-	w.config(`
+	w.Config(`
 resource "landscaper_execution" "app" {
   name = "app"
   deploy_items = {
@@ -64,9 +67,9 @@ resource "landscaper_execution" "app" {
   }
 }
 `)
-	logPath := w.path("tf.log")
-	w.apply("TF_LOG=INFO", "TF_LOG_PATH="+logPath)
-	jobID, _ := dig(w.execution(), "status", "job_id").(string)
+	logPath := w.Path("tf.log")
+	w.Apply("TF_LOG=INFO", "TF_LOG_PATH="+logPath)
+	jobID, _ := acctest.Dig(execution(w), "status", "job_id").(string)
 	if jobID == "" {
 		t.Fatal("status.job_id is empty")
 	}
@@ -142,12 +145,13 @@ resource "landscaper_execution" "app" {
 // never appear at INFO or above, and the secret is only under
 // sensitive_exports in state and outputs.
 func TestSecretsStayOutOfLogs(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	// The secret reaches the command through the environment, so it is in
 	// no config and no plan: only the command's output and export hold it.
 	secret := "s3cr3t-" + rand.Text()
 	const configMarker, exportMarker = "CONFIG_MARKER_x1y2", "EXPORT_MARKER_k3j4"
-	w.config(`
+	w.Config(`
 resource "landscaper_execution" "app" {
   name = "app"
   deploy_items = {
@@ -174,8 +178,8 @@ output "password" {
   sensitive = true
 }
 `)
-	logPath := w.path("tf.log")
-	out := w.apply("TF_LOG_PROVIDER=TRACE", "TF_LOG_PATH="+logPath, "E2E_SECRET="+secret)
+	logPath := w.Path("tf.log")
+	out := w.Apply("TF_LOG_PROVIDER=TRACE", "TF_LOG_PATH="+logPath, "E2E_SECRET="+secret)
 	if strings.Contains(out, secret) {
 		t.Errorf("apply output shows the secret:\n%s", out)
 	}
@@ -200,14 +204,14 @@ output "password" {
 		t.Error(`the sensitive item's stderr line is not in the log as "generated password: ***"`)
 	}
 
-	attrs := w.execution()
-	if got := dig(attrs, "sensitive_exports", "value", "creds", "password"); got != secret {
+	attrs := execution(w)
+	if got := acctest.Dig(attrs, "sensitive_exports", "value", "creds", "password"); got != secret {
 		t.Errorf("sensitive_exports.creds.password = %v, want the secret", got)
 	}
-	if got := dig(attrs, "exports", "value", "pub", "url"); got != exportMarker {
+	if got := acctest.Dig(attrs, "exports", "value", "pub", "url"); got != exportMarker {
 		t.Errorf("exports.pub.url = %v, want %s", got, exportMarker)
 	}
-	if got := dig(attrs, "exports", "value", "creds"); got != nil {
+	if got := acctest.Dig(attrs, "exports", "value", "creds"); got != nil {
 		t.Errorf("exports.creds = %v, want null", got)
 	}
 	delete(attrs, "sensitive_exports")
@@ -215,7 +219,7 @@ output "password" {
 		t.Errorf("secret in state outside sensitive_exports: %s", b)
 	}
 
-	outputs, code := w.run(nil, "output", "-no-color")
+	outputs, code := w.Run(nil, "output", "-no-color")
 	if code != 0 || strings.Contains(outputs, secret) || !strings.Contains(outputs, "password = <sensitive>") {
 		t.Errorf("terraform output (exit %d) should show the password as <sensitive>:\n%s", code, outputs)
 	}

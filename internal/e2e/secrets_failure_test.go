@@ -36,16 +36,17 @@ resource "landscaper_execution" "app" {
 // not in the provider log, not in the error shown to the user, and not in
 // status.deploy_items[*].last_error, which is not a sensitive attribute.
 func TestSecretsStayOutOfFailedRuns(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	secret := "s3cr3t-" + rand.Text()
 	env := "E2E_SECRET=" + secret
 
-	w.config(secretItemConfig("0"))
-	w.apply(env)
+	w.Config(secretItemConfig("0"))
+	w.Apply(env)
 
-	w.config(secretItemConfig("1"))
-	logPath := w.path("tf.log")
-	out, code := w.run([]string{env, "TF_LOG_PROVIDER=TRACE", "TF_LOG_PATH=" + logPath},
+	w.Config(secretItemConfig("1"))
+	logPath := w.Path("tf.log")
+	out, code := w.Run([]string{env, "TF_LOG_PROVIDER=TRACE", "TF_LOG_PATH=" + logPath},
 		"apply", "-input=false", "-no-color", "-auto-approve")
 	if code == 0 {
 		t.Fatalf("apply of a failing item exited 0:\n%s", out)
@@ -59,7 +60,7 @@ func TestSecretsStayOutOfFailedRuns(t *testing.T) {
 		}
 	}
 
-	attrs := w.execution()
+	attrs := execution(w)
 	if p := itemField(attrs, "creds", "phase"); p != "Failed" {
 		t.Errorf("creds: phase %v, want Failed", p)
 	}
@@ -67,7 +68,7 @@ func TestSecretsStayOutOfFailedRuns(t *testing.T) {
 	if b, _ := json.Marshal(attrs); strings.Contains(string(b), secret) {
 		t.Errorf("secret in state outside sensitive_exports: %s", b)
 	}
-	if plan, _ := w.run([]string{env}, "plan", "-input=false", "-no-color"); strings.Contains(plan, secret) {
+	if plan, _ := w.Run([]string{env}, "plan", "-input=false", "-no-color"); strings.Contains(plan, secret) {
 		t.Errorf("terraform plan shows the secret:\n%s", plan)
 	}
 }

@@ -7,42 +7,45 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 )
 
 // State written by the first release (schema version 0, private state in
 // the framework's format, recorded in testdata/state-v0) upgrades in
 // place: the plan is empty, and the exec item's STATE_PATH survives.
 func TestStateFromVersion0Upgrades(t *testing.T) {
+	t.Parallel()
 	w := newWorkspace(t)
 	for _, f := range []string{"main.tf", "terraform.tfstate"} {
-		writeFile(t, w.path(f), readFile(t, filepath.Join("testdata", "state-v0", f)))
+		acctest.WriteFile(t, w.Path(f), acctest.ReadFile(t, filepath.Join("testdata", "state-v0", f)))
 	}
-	if out, code := w.planExitCode(); code != 0 {
+	if out, code := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan of the recorded v0 state: exit %d, want 0 (no changes):\n%s", code, out)
 	}
 
 	// Change only db's command, to one that shows what STATE_PATH holds.
-	seen := w.path("seen")
-	tf := readFile(t, w.path("main.tf"))
+	seen := w.Path("seen")
+	tf := acctest.ReadFile(t, w.Path("main.tf"))
 	old := `"echo kept > $STATE_PATH/counter; printf '{\"url\":\"db:5432\"}' > $EXPORTS_PATH"`
 	if !strings.Contains(tf, old) {
 		t.Fatal("testdata/state-v0/main.tf changed; update this test")
 	}
 	tf = strings.Replace(tf, old, `"cat $STATE_PATH/counter > `+seen+`; printf '{\"url\":\"db:5432\"}' > $EXPORTS_PATH"`, 1)
-	writeFile(t, w.path("main.tf"), tf)
-	out := w.apply()
+	acctest.WriteFile(t, w.Path("main.tf"), tf)
+	out := w.Apply()
 	if !strings.Contains(out, "1 changed") {
 		t.Fatalf("apply:\n%s", out)
 	}
-	if got := strings.TrimSpace(readFile(t, seen)); got != "kept" {
+	if got := strings.TrimSpace(acctest.ReadFile(t, seen)); got != "kept" {
 		t.Fatalf("STATE_PATH after the upgrade holds %q, want the v0 run's %q", got, "kept")
 	}
-	attrs := w.execution()
-	if got := dig(attrs, "exports", "value", "api", "replicas"); got != float64(3) {
+	attrs := execution(w)
+	if got := acctest.Dig(attrs, "exports", "value", "api", "replicas"); got != float64(3) {
 		t.Fatalf("exports of the unchanged item: %v", got)
 	}
 
-	raw, err := os.ReadFile(w.path("terraform.tfstate"))
+	raw, err := os.ReadFile(w.Path("terraform.tfstate"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +65,7 @@ func TestStateFromVersion0Upgrades(t *testing.T) {
 	if inst.SchemaVersion != 1 || !strings.HasPrefix(string(priv), "LSPS") {
 		t.Fatalf("schema version %d, private state %.8q...: want version 1 in the current format", inst.SchemaVersion, priv)
 	}
-	if _, code := w.planExitCode(); code != 0 {
+	if _, code := w.PlanExitCode(); code != 0 {
 		t.Fatal("the plan after the upgrade apply is not empty")
 	}
 }

@@ -125,7 +125,8 @@ func newGate() string { return fmt.Sprintf("gate-%d", gateSeq.Add(1)) }
 
 func gate(name string) chan struct{} {
 	ch, _ := gates.LoadOrStore(name, make(chan struct{}))
-	return ch.(chan struct{})
+	c, _ := ch.(chan struct{})
+	return c
 }
 
 func (f *fakeDeployer) Validate(config json.RawMessage) error {

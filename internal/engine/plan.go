@@ -23,8 +23,8 @@ type Plan struct {
 	// forgotten without a deployer call.
 	Drop []string
 	// Job is true when applying starts a new job. A job that did not finish
-	// cleanly is resumed even when every item is individually fine (seed
-	// 004: an object keeps progressing until it is done).
+	// cleanly is resumed even when every item is individually fine: an
+	// object keeps progressing until it is done.
 	Job bool
 }
 

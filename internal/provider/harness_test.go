@@ -1,42 +1,28 @@
 package provider
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 )
 
-// world is the outside a test's exec items act on: a run log every item
-// appends "<item> <OPERATION>" to, and flag files that make an item fail.
-type world struct {
-	t   *testing.T
-	dir string
-}
+// world is an acctest.World with this package's configurations.
+type world struct{ *acctest.World }
 
-func newWorld(t *testing.T) *world {
-	return &world{t: t, dir: t.TempDir()}
-}
-
-// script is the command of every exec item. It logs the run, then fails
-// if the flag fail-<item>-<OPERATION> exists, and exports what EXPORT says.
-const script = `echo "$DEPLOY_ITEM_NAME $OPERATION" >> "$W/runs.log"
-if [ -e "$W/fail-$DEPLOY_ITEM_NAME-$OPERATION" ]; then echo "flagged to fail" >&2; exit 3; fi
-if [ -n "$EXPORT" ]; then printf '%s' "$EXPORT" > "$EXPORTS_PATH"; fi`
+func newWorld(t *testing.T) *world { return &world{acctest.NewWorld(t)} }
 
 // config renders a configuration with one landscaper_execution "app".
 // providerBlock may be empty; items maps names to HCL object bodies.
 func (w *world) config(providerBlock string, items map[string]string, extra ...string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "locals {\n  script = %q\n  w = %q\n}\n", script, w.dir)
+	fmt.Fprintf(&b, "locals {\n  script = %q\n  w = %q\n}\n", acctest.Script, w.Dir)
 	if providerBlock != "" {
 		fmt.Fprintf(&b, "provider \"landscaper\" {\n%s\n}\n", providerBlock)
 	}
@@ -64,53 +50,6 @@ func execItem(deps []string, env string, attrs ...string) string {
       depends_on = [%s]
       %s
     }`, env, strings.Join(d, ", "), strings.Join(attrs, "\n      "))
-}
-
-func (w *world) flag(name string) {
-	w.t.Helper()
-	if err := os.WriteFile(filepath.Join(w.dir, name), nil, 0o600); err != nil {
-		w.t.Fatal(err)
-	}
-}
-
-func (w *world) unflag(name string) {
-	w.t.Helper()
-	if err := os.Remove(filepath.Join(w.dir, name)); err != nil && !os.IsNotExist(err) {
-		w.t.Fatal(err)
-	}
-}
-
-// runs returns the run log lines and empties the log.
-func (w *world) runs() []string {
-	w.t.Helper()
-	p := filepath.Join(w.dir, "runs.log")
-	b, err := os.ReadFile(p)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	_ = os.Remove(p)
-	return strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(b)), " ", ":"))
-}
-
-// expectRuns checks the set of runs since the last call, ignoring order.
-func (w *world) expectRuns(want ...string) error {
-	got := w.runs()
-	sort.Strings(got)
-	sort.Strings(want)
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		return fmt.Errorf("runs %v, want %v", got, want)
-	}
-	return nil
-}
-
-// planFunc adapts a function to plancheck.PlanCheck.
-type planFunc func(req plancheck.CheckPlanRequest) error
-
-func (f planFunc) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	resp.Error = f(req)
 }
 
 // priorItems returns status.deploy_items of landscaper_execution.app from
@@ -146,26 +85,14 @@ func phases(items map[string]map[string]any) map[string]string {
 
 // plannedAfter returns the planned value and the unknown-markers of
 // landscaper_execution.app.
-func plannedAfter(req plancheck.CheckPlanRequest) (after, unknown map[string]any, action string, err error) {
+func plannedAfter(req plancheck.CheckPlanRequest) (after, unknown map[string]any, err error) {
 	for _, rc := range req.Plan.ResourceChanges {
 		if rc.Address != "landscaper_execution.app" {
 			continue
 		}
 		after, _ = rc.Change.After.(map[string]any)
 		unknown, _ = rc.Change.AfterUnknown.(map[string]any)
-		return after, unknown, string(rc.Change.Actions[0]), nil
+		return after, unknown, nil
 	}
-	return nil, nil, "", fmt.Errorf("no change planned for landscaper_execution.app")
-}
-
-// dig walks nested maps.
-func dig(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
+	return nil, nil, fmt.Errorf("no change planned for landscaper_execution.app")
 }

@@ -201,14 +201,14 @@ func desiredOf(v tftypes.Value) (desired, bool, problems) {
 	its := fields(items)
 	tgts, tgtsKnown := targetsOf(f[attrTargets])
 	d := desired{
-		exec:      engine.Execution{Name: str(f["name"], ""), Items: make(map[string]engine.ItemSpec, len(its))},
+		exec:      engine.Execution{Name: str(f["name"]), Items: make(map[string]engine.ItemSpec, len(its))},
 		sensitive: make(map[string]bool, len(its)),
 		pending:   map[string]bool{},
 		unrouted:  map[string]bool{},
 	}
 	for name, it := range its {
 		itf := fields(it)
-		tname := str(itf["target"], "")
+		tname := str(itf["target"])
 		if !it.IsFullyKnown() || (tname != "" && !tgtsKnown) {
 			d.pending[name] = true
 			d.unrouted[name] = !itf[attrSensitiveExport].IsKnown()
@@ -227,22 +227,22 @@ func desiredOf(v tftypes.Value) (desired, bool, problems) {
 func specOf(name string, f map[string]tftypes.Value, targets map[string]*deployer.Target) (engine.ItemSpec, problems) {
 	var ps problems
 	spec := engine.ItemSpec{
-		Type:               str(f["type"], ""),
+		Type:               str(f["type"]),
 		DependsOn:          stringList(f["depends_on"]),
 		UpdateOnChangeOnly: boolean(f[attrUpdateOnChangeOnly], defaultUpdateOnChangeOnly),
 	}
-	cfg, err := deployer.NormalizeConfig(str(f["config"], ""))
+	cfg, err := deployer.NormalizeConfig(str(f["config"]))
 	if err != nil {
 		ps.add(itemPath(name, "config"), "Invalid deploy item config", err.Error())
 	}
 	spec.Config = cfg
 	spec.Timeout = engine.DefaultTimeout
 	if t := f["timeout"]; t.IsKnown() && !t.IsNull() {
-		if spec.Timeout, err = engine.ParseTimeout(str(t, "")); err != nil {
+		if spec.Timeout, err = engine.ParseTimeout(str(t)); err != nil {
 			ps.add(itemPath(name, "timeout"), "Invalid deploy item timeout", err.Error())
 		}
 	}
-	if tname := str(f["target"], ""); tname != "" {
+	if tname := str(f["target"]); tname != "" {
 		if spec.Target = targets[tname]; spec.Target == nil {
 			ps.add(itemPath(name, "target"), "Unknown target", fmt.Sprintf("%q is not a key of targets; known targets: %s",
 				tname, orNone(slices.Sorted(maps.Keys(targets)))))
@@ -262,7 +262,7 @@ var fieldAttribute = map[engine.Field]string{
 func (x *executions) validate(_ context.Context, config tftypes.Value) problems {
 	var ps problems
 	f := fields(config)
-	if n := f["name"]; n.IsKnown() && !n.IsNull() && str(n, "") == "" {
+	if n := f["name"]; n.IsKnown() && !n.IsNull() && str(n) == "" {
 		ps.add(tftypes.NewAttributePath().WithAttributeName("name"), "Invalid name", "name must not be empty")
 	}
 	ps = append(ps, validateTimeouts(f["timeouts"])...)
@@ -282,7 +282,7 @@ func (x *executions) validate(_ context.Context, config tftypes.Value) problems 
 				known[k] = v
 			}
 		}
-		targetUnknown := !itf["target"].IsKnown() || (str(itf["target"], "") != "" && !tgtsKnown)
+		targetUnknown := !itf["target"].IsKnown() || (str(itf["target"]) != "" && !tgtsKnown)
 		if targetUnknown {
 			delete(known, "target")
 		}
@@ -427,7 +427,7 @@ func (x *executions) destroy(ctx context.Context, e *engine.Engine, prior tftype
 	}
 	sensitive = saved.sensitiveNames(sensitive)
 	logs := newJobLogger(ctx, sensitive, saved.Status)
-	st := logs.redact(e.Destroy(ctx, str(f["name"], ""), saved.Status, engine.Run{Observe: logs.observe}))
+	st := logs.redact(e.Destroy(ctx, str(f["name"]), saved.Status, engine.Run{Observe: logs.observe}))
 	if len(st.Items) == 0 && st.LastError == nil {
 		return tftypes.NewValue(x.vt.resource, nil), nil, nil
 	}
@@ -456,7 +456,7 @@ func (x *executions) read(ctx context.Context, state tftypes.Value, private []by
 	if err != nil || !saved.Status.Succeeded() {
 		return state, private, nil
 	}
-	st, changed := e.Refresh(ctx, str(fields(state)["name"], ""), saved.Status)
+	st, changed := e.Refresh(ctx, str(fields(state)["name"]), saved.Status)
 	if !changed {
 		return state, private, nil
 	}

@@ -65,7 +65,7 @@ func TestUpgradeResourceStateDropsUnknownAttributes(t *testing.T) {
 			t.Fatalf("%s: passed through %v", raw, got.JSON != nil)
 		}
 		v, err := resp.UpgradedState.Unmarshal(p.executions.vt.resource)
-		if err != nil || str(fields(v)["name"], "") != "a" {
+		if err != nil || str(fields(v)["name"]) != "a" {
 			t.Fatalf("%s: %v %v", raw, v, err)
 		}
 	}

@@ -87,7 +87,7 @@ func timeoutsAttribute(ctx context.Context, noun string) schema.Attribute {
 func validateTimeouts(v tftypes.Value) problems {
 	var ps problems
 	for op, t := range fields(v) {
-		if s := str(t, ""); s != "" {
+		if s := str(t); s != "" {
 			if d, err := time.ParseDuration(s); err != nil || d <= 0 {
 				ps.add(tftypes.NewAttributePath().WithAttributeName("timeouts").WithAttributeName(op),
 					"Invalid timeout", fmt.Sprintf("%q is not a positive Go duration such as \"30m\" or \"2h\"", s))
@@ -99,7 +99,7 @@ func validateTimeouts(v tftypes.Value) problems {
 
 // operationTimeout reads timeouts.<op>, validated at plan time.
 func operationTimeout(timeouts tftypes.Value, op string) time.Duration {
-	if d, err := time.ParseDuration(str(fields(timeouts)[op], "")); err == nil && d > 0 {
+	if d, err := time.ParseDuration(str(fields(timeouts)[op])); err == nil && d > 0 {
 		return d
 	}
 	return defaultOperationTimeout
@@ -113,8 +113,8 @@ func targetOf(name string, v tftypes.Value) *deployer.Target {
 		return nil
 	}
 	f := fields(v)
-	cfg, _ := deployer.NormalizeConfig(str(f["config"], ""))
-	return &deployer.Target{Name: name, Type: str(f["type"], ""), Config: cfg}
+	cfg, _ := deployer.NormalizeConfig(str(f["config"]))
+	return &deployer.Target{Name: name, Type: str(f["type"]), Config: cfg}
 }
 
 // targetsOf converts a map of targets; known is false while the map or
@@ -149,17 +149,17 @@ func validateTarget(v tftypes.Value, reg *deployer.Registry, at *tftypes.Attribu
 	if !typ.IsKnown() || typ.IsNull() {
 		return nil
 	}
-	check, ok := reg.TargetType(str(typ, ""))
+	check, ok := reg.TargetType(str(typ))
 	if !ok {
 		ps.add(at.WithAttributeName("type"), "Unknown target type", fmt.Sprintf("%q is not a known target type; known types: %s",
-			str(typ, ""), orNone(reg.TargetTypes())))
+			str(typ), orNone(reg.TargetTypes())))
 		return ps
 	}
 	cfg := f["config"]
 	if !cfg.IsKnown() || cfg.IsNull() {
 		return ps
 	}
-	norm, err := deployer.NormalizeConfig(str(cfg, ""))
+	norm, err := deployer.NormalizeConfig(str(cfg))
 	if err == nil && check != nil {
 		err = check(norm)
 	} else if err != nil {

@@ -17,21 +17,21 @@ func fill(typ tftypes.Type, v any) tftypes.Value {
 	}
 	switch t := typ.(type) {
 	case tftypes.Object:
-		in := v.(map[string]any)
+		in, _ := v.(map[string]any)
 		out := map[string]tftypes.Value{}
 		for name, at := range t.AttributeTypes {
 			out[name] = fill(at, in[name])
 		}
 		return tftypes.NewValue(t, out)
 	case tftypes.Map:
-		in := v.(map[string]any)
+		in, _ := v.(map[string]any)
 		out := map[string]tftypes.Value{}
 		for k, e := range in {
 			out[k] = fill(t.ElementType, e)
 		}
 		return tftypes.NewValue(t, out)
 	case tftypes.List:
-		in := v.([]string)
+		in, _ := v.([]string)
 		out := make([]tftypes.Value, len(in))
 		for i, e := range in {
 			out[i] = tftypes.NewValue(t.ElementType, e)

@@ -28,10 +28,20 @@ type valueTypes struct {
 
 func newValueTypes(resource tftypes.Object) valueTypes {
 	vt := valueTypes{resource: resource}
-	vt.status = resource.AttributeTypes["status"].(tftypes.Object)
-	vt.itemStatus = vt.status.AttributeTypes[attrDeployItems].(tftypes.Map).ElementType.(tftypes.Object)
-	vt.lastError = vt.status.AttributeTypes["last_error"].(tftypes.Object)
+	vt.status = as[tftypes.Object](resource.AttributeTypes["status"])
+	vt.itemStatus = as[tftypes.Object](as[tftypes.Map](vt.status.AttributeTypes[attrDeployItems]).ElementType)
+	vt.lastError = as[tftypes.Object](vt.status.AttributeTypes["last_error"])
 	return vt
+}
+
+// as asserts the type of a part of a schema's type. The schema is defined
+// in this package, so a mismatch is a bug that must not go unnoticed.
+func as[T tftypes.Type](t tftypes.Type) T {
+	v, ok := t.(T)
+	if !ok {
+		panic(fmt.Sprintf("schema type %s is not a %T", t, v))
+	}
+	return v
 }
 
 // fields returns the attributes of a known object or the elements of a
@@ -47,11 +57,11 @@ func fields(v tftypes.Value) map[string]tftypes.Value {
 	return m
 }
 
-// str returns a known string, or def when null.
-func str(v tftypes.Value, def string) string {
+// str returns a known string, or "" when null or unknown.
+func str(v tftypes.Value) string {
 	var s *string
 	if !v.IsKnown() || v.As(&s) != nil || s == nil {
-		return def
+		return ""
 	}
 	return *s
 }
@@ -71,7 +81,7 @@ func stringList(v tftypes.Value) []string {
 	}
 	out := make([]string, 0, len(elems))
 	for _, e := range elems {
-		out = append(out, str(e, ""))
+		out = append(out, str(e))
 	}
 	return out
 }

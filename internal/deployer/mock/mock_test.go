@@ -393,7 +393,7 @@ export:
 	if status["key1"] != "val1" || status["kind"] != "ProviderStatus" {
 		t.Errorf("ProviderStatus = %s", res.ProviderStatus)
 	}
-	if export["key2"] != "val2" || len(export["list"].([]any)) != 2 {
+	if list, _ := export["list"].([]any); export["key2"] != "val2" || len(list) != 2 {
 		t.Errorf("Export = %s", res.Export)
 	}
 

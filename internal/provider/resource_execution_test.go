@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 )
 
 const app = "landscaper_execution.app"
@@ -37,15 +39,15 @@ func TestAccExecution_orderAndParallelism(t *testing.T) {
       type = "exec"
       config = jsonencode({ command = ["sh", "-c", "echo \"start $DEPLOY_ITEM_NAME $(date +%%s%%N)\" >> %[1]s/times; sleep 0.4; echo \"end $DEPLOY_ITEM_NAME $(date +%%s%%N)\" >> %[1]s/times"] })
       depends_on = %[2]s
-    }`, w.dir, d)
+    }`, w.Dir, d)
 	}
 	items := map[string]string{"a": timed(), "b": timed(), "c": timed(), "after": timed("a", "b")}
 	times := func() map[string][2]int64 {
-		b, err := os.ReadFile(filepath.Join(w.dir, "times"))
+		b, err := os.ReadFile(filepath.Join(w.Dir, "times"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = os.Remove(filepath.Join(w.dir, "times"))
+		_ = os.Remove(filepath.Join(w.Dir, "times"))
 		out := map[string][2]int64{}
 		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 			f := strings.Fields(l)
@@ -62,7 +64,7 @@ func TestAccExecution_orderAndParallelism(t *testing.T) {
 	}
 	overlap := func(x, y [2]int64) bool { return x[0] < y[1] && y[0] < x[1] }
 
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
@@ -128,13 +130,13 @@ func testExecutionFailureAndResume(t *testing.T, factories factories) {
 		"slow": `{ type = "mock", config = jsonencode({ duration = "1s", export = "slow-done" }) }`,
 	}
 	var firstJob string
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: factories,
 		Steps: []resource.TestStep{
 			{
 				Config: w.config("", base),
 				Check: resource.ComposeTestCheckFunc(
-					func(*terraform.State) error { return w.expectRuns("a:RECONCILE", "b:RECONCILE", "c:RECONCILE") },
+					func(*terraform.State) error { return w.ExpectRuns("a:RECONCILE", "b:RECONCILE", "c:RECONCILE") },
 					func(s *terraform.State) error {
 						firstJob = s.RootModule().Resources[app].Primary.Attributes["status.job_id"]
 						return nil
@@ -145,7 +147,7 @@ func testExecutionFailureAndResume(t *testing.T, factories factories) {
 			{
 				// a changes and fails; d (after a) must never run; slow is
 				// already running when a fails and must finish.
-				PreConfig:   func() { w.flag("fail-a-RECONCILE") },
+				PreConfig:   func() { w.Flag("fail-a-RECONCILE") },
 				Config:      w.config("", grown),
 				ExpectError: regexp.MustCompile(`(?s)Deploy item "a" failed.*operation: Reconcile.*reason: CommandFailed.*exit code 3.*flagged to fail`),
 			},
@@ -153,15 +155,15 @@ func testExecutionFailureAndResume(t *testing.T, factories factories) {
 				// The same config plans an in-place update that resumes
 				// only a and d; the prior state tells every item's truth.
 				PreConfig: func() {
-					if err := w.expectRuns("a:RECONCILE"); err != nil {
+					if err := w.ExpectRuns("a:RECONCILE"); err != nil {
 						t.Fatal(err)
 					}
-					w.unflag("fail-a-RECONCILE")
+					w.Unflag("fail-a-RECONCILE")
 				},
 				Config: w.config("", grown),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(app, plancheck.ResourceActionUpdate),
-					planFunc(func(req plancheck.CheckPlanRequest) error {
+					acctest.PlanFunc(func(req plancheck.CheckPlanRequest) error {
 						prior, err := priorItems(req)
 						if err != nil {
 							return err
@@ -177,18 +179,18 @@ func testExecutionFailureAndResume(t *testing.T, factories factories) {
 						if prior["c"]["job_id_finished"] != firstJob || prior["d"]["job_id_finished"] != nil {
 							return fmt.Errorf("c must keep job %s and d have none: %v / %v", firstJob, prior["c"], prior["d"])
 						}
-						_, unknown, _, err := plannedAfter(req)
+						_, unknown, err := plannedAfter(req)
 						if err != nil {
 							return err
 						}
-						planned := dig(unknown, "status", "deploy_items")
+						planned := acctest.Dig(unknown, "status", "deploy_items")
 						for _, n := range []string{"a", "d"} {
-							if dig(planned, n) != true {
+							if acctest.Dig(planned, n) != true {
 								return fmt.Errorf("status of %s must be unknown in the plan: %v", n, planned)
 							}
 						}
 						for _, n := range []string{"b", "c", "slow"} {
-							if dig(planned, n) == true {
+							if acctest.Dig(planned, n) == true {
 								return fmt.Errorf("status of %s must stay known: %v", n, planned)
 							}
 						}
@@ -196,7 +198,7 @@ func testExecutionFailureAndResume(t *testing.T, factories factories) {
 					}),
 				}},
 				Check: resource.ComposeTestCheckFunc(
-					func(*terraform.State) error { return w.expectRuns("a:RECONCILE", "d:RECONCILE") },
+					func(*terraform.State) error { return w.ExpectRuns("a:RECONCILE", "d:RECONCILE") },
 					resource.TestCheckResourceAttr(app, "status.phase", "Succeeded"),
 					resource.TestCheckResourceAttr(app, "exports.slow", "slow-done"),
 				),
@@ -226,26 +228,26 @@ func TestAccExecution_changesRunOnlyWhatChanged(t *testing.T) {
 		"a": execItem(nil, ""), "b": execItem([]string{"a"}, `V = "2"`), "c": execItem(nil, ""),
 		"always": execItem(nil, "", "update_on_change_only = false"),
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
 				Config: w.config("", v1),
 				Check: func(*terraform.State) error {
-					return w.expectRuns("a:RECONCILE", "b:RECONCILE", "c:RECONCILE", "gone:RECONCILE", "always:RECONCILE")
+					return w.ExpectRuns("a:RECONCILE", "b:RECONCILE", "c:RECONCILE", "gone:RECONCILE", "always:RECONCILE")
 				},
 			},
 			{
 				Config: w.config("", v2),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					planFunc(func(req plancheck.CheckPlanRequest) error {
-						after, unknown, _, err := plannedAfter(req)
+					acctest.PlanFunc(func(req plancheck.CheckPlanRequest) error {
+						after, unknown, err := plannedAfter(req)
 						if err != nil {
 							return err
 						}
 						// Known entries are in after, unknown ones in after_unknown.
 						keys := map[string]bool{}
-						for _, m := range []any{dig(after, "status", "deploy_items"), dig(unknown, "status", "deploy_items")} {
+						for _, m := range []any{acctest.Dig(after, "status", "deploy_items"), acctest.Dig(unknown, "status", "deploy_items")} {
 							items, _ := m.(map[string]any)
 							for k := range items {
 								keys[k] = true
@@ -258,7 +260,7 @@ func TestAccExecution_changesRunOnlyWhatChanged(t *testing.T) {
 					}),
 				}},
 				Check: resource.ComposeTestCheckFunc(
-					func(*terraform.State) error { return w.expectRuns("gone:DELETE", "b:RECONCILE", "always:RECONCILE") },
+					func(*terraform.State) error { return w.ExpectRuns("gone:DELETE", "b:RECONCILE", "always:RECONCILE") },
 					resource.TestCheckNoResourceAttr(app, "status.deploy_items.gone.phase"),
 				),
 			},
@@ -279,14 +281,14 @@ func testExecutionDestroyOrderAndFailedDelete(t *testing.T, factories factories)
 		"base": execItem(nil, ""), "mid": execItem([]string{"base"}, ""),
 		"top": execItem([]string{"mid"}, ""), "side": execItem(nil, ""),
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: factories,
 		Steps: []resource.TestStep{
 			{Config: w.config("", items)},
 			{
 				PreConfig: func() {
-					w.runs()
-					w.flag("fail-mid-DELETE")
+					w.Runs()
+					w.Flag("fail-mid-DELETE")
 				},
 				Config:      w.config("", items),
 				Destroy:     true,
@@ -296,17 +298,17 @@ func testExecutionDestroyOrderAndFailedDelete(t *testing.T, factories factories)
 				// A second destroy finishes the job; its plan starts from
 				// the state the failed one left.
 				PreConfig: func() {
-					runs := w.runs()
+					runs := w.Runs()
 					if slices.Index(runs, "top:DELETE") < 0 || slices.Index(runs, "top:DELETE") > slices.Index(runs, "mid:DELETE") ||
 						slices.Index(runs, "base:DELETE") >= 0 {
 						t.Fatalf("first destroy: %v", runs)
 					}
-					w.unflag("fail-mid-DELETE")
+					w.Unflag("fail-mid-DELETE")
 				},
 				Config:  w.config("", items),
 				Destroy: true,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					planFunc(func(req plancheck.CheckPlanRequest) error {
+					acctest.PlanFunc(func(req plancheck.CheckPlanRequest) error {
 						prior, err := priorItems(req)
 						if err != nil {
 							return err
@@ -322,7 +324,7 @@ func testExecutionDestroyOrderAndFailedDelete(t *testing.T, factories factories)
 		},
 		CheckDestroy: func(*terraform.State) error {
 			// The second destroy deleted only what was left, in order.
-			runs := w.runs()
+			runs := w.Runs()
 			if fmt.Sprint(runs) != "[mid:DELETE base:DELETE]" {
 				return fmt.Errorf("final destroy ran %v", runs)
 			}
@@ -354,7 +356,7 @@ func TestAccExecution_planTimeErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resource.Test(t, resource.TestCase{
+			resource.ParallelTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: protoV6ProviderFactories,
 				Steps: []resource.TestStep{{
 					Config:      w.config("", tc.items),
@@ -362,7 +364,7 @@ func TestAccExecution_planTimeErrors(t *testing.T) {
 					ExpectError: regexp.MustCompile(regexp.QuoteMeta(tc.want)),
 				}},
 			})
-			if runs := w.runs(); len(runs) != 0 {
+			if runs := w.Runs(); len(runs) != 0 {
 				t.Fatalf("something ran: %v", runs)
 			}
 		})
@@ -379,7 +381,7 @@ func TestAccExecution_itemTimeout(t *testing.T) {
     }`,
 		"next": execItem([]string{"slow"}, ""),
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
@@ -394,7 +396,7 @@ func TestAccExecution_itemTimeout(t *testing.T) {
 					// A failed create is tainted by Terraform (the docs show
 					// `terraform untaint` to resume in place instead).
 					plancheck.ExpectResourceAction(app, plancheck.ResourceActionReplace),
-					planFunc(func(req plancheck.CheckPlanRequest) error {
+					acctest.PlanFunc(func(req plancheck.CheckPlanRequest) error {
 						prior, err := priorItems(req)
 						if err != nil {
 							return err
@@ -402,7 +404,7 @@ func TestAccExecution_itemTimeout(t *testing.T) {
 						if p := phases(prior); p["slow"] != "Failed" || p["next"] != "Init" {
 							return fmt.Errorf("phases %v", p)
 						}
-						codes := dig(prior["slow"], "last_error", "codes")
+						codes := acctest.Dig(prior["slow"], "last_error", "codes")
 						if fmt.Sprint(codes) != "[ERR_TIMEOUT]" {
 							return fmt.Errorf("codes %v", codes)
 						}
@@ -440,12 +442,12 @@ resource "terraform_data" "db_reader" {
 resource "terraform_data" "web_reader" {
   input = landscaper_execution.app.exports.web.url
 }`
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: factories,
 		Steps: []resource.TestStep{
 			{
 				Config: w.config("", items("v1", true), readers),
-				Check:  func(*terraform.State) error { return w.expectRuns("db:RECONCILE", "secret:RECONCILE") },
+				Check:  func(*terraform.State) error { return w.ExpectRuns("db:RECONCILE", "secret:RECONCILE") },
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("db"), knownvalue.ObjectExact(map[string]knownvalue.Check{
 						"host": knownvalue.StringExact("db.local"),
@@ -476,7 +478,7 @@ resource "terraform_data" "web_reader" {
 					plancheck.ExpectKnownValue(app, statusItem("db").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
 					plancheck.ExpectUnknownValue(app, tfjsonpath.New("status").AtMapKey("job_id")),
 				}},
-				Check: func(*terraform.State) error { return w.expectRuns() },
+				Check: func(*terraform.State) error { return w.ExpectRuns() },
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("terraform_data.web_reader", tfjsonpath.New("output"), knownvalue.StringExact("http://web/v2")),
 				},
@@ -488,7 +490,7 @@ resource "terraform_data" "web_reader" {
 					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("secret").AtMapKey("password"), knownvalue.StringExact("hunter2")),
 					statecheck.ExpectKnownValue(app, tfjsonpath.New("sensitive_exports").AtMapKey("secret"), knownvalue.Null()),
 				},
-				Check: func(*terraform.State) error { return w.expectRuns() },
+				Check: func(*terraform.State) error { return w.ExpectRuns() },
 			},
 		},
 	})
@@ -498,7 +500,7 @@ resource "terraform_data" "web_reader" {
 func TestAccExecution_import(t *testing.T) {
 	w := newWorld(t)
 	items := map[string]string{"a": execItem(nil, ""), "b": execItem([]string{"a"}, "")}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
@@ -518,7 +520,7 @@ func TestAccExecution_import(t *testing.T) {
 			{
 				Config: w.config("", items),
 				Check: resource.ComposeTestCheckFunc(
-					func(*terraform.State) error { return w.expectRuns("a:RECONCILE", "b:RECONCILE") },
+					func(*terraform.State) error { return w.ExpectRuns("a:RECONCILE", "b:RECONCILE") },
 					resource.TestCheckResourceAttr(app, "status.phase", "Succeeded"),
 				),
 			},
@@ -539,9 +541,9 @@ func TestAccExecution_execStateAndTransientExit(t *testing.T) {
         echo "{\"count\": $n}" > "$EXPORTS_PATH"
       EOT
       ] })
-    }`, v, w.dir, w.dir)
+    }`, v, w.Dir, w.Dir)
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
@@ -572,10 +574,10 @@ func testExecutionRenameReplaces(t *testing.T, factories factories) {
 	w := newWorld(t)
 	items := map[string]string{"a": execItem(nil, ""), "b": execItem([]string{"a"}, "")}
 	renamed := strings.Replace(w.config("", items), `name = "app"`, `name = "app2"`, 1)
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: factories,
 		Steps: []resource.TestStep{
-			{Config: w.config("", items), Check: func(*terraform.State) error { return w.expectRuns("a:RECONCILE", "b:RECONCILE") }},
+			{Config: w.config("", items), Check: func(*terraform.State) error { return w.ExpectRuns("a:RECONCILE", "b:RECONCILE") }},
 			{
 				Config: renamed,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
@@ -586,7 +588,7 @@ func testExecutionRenameReplaces(t *testing.T, factories factories) {
 				}},
 				Check: resource.ComposeTestCheckFunc(
 					func(*terraform.State) error {
-						runs := w.runs()
+						runs := w.Runs()
 						want := "[b:DELETE a:DELETE a:RECONCILE b:RECONCILE]"
 						if fmt.Sprint(runs) != want {
 							return fmt.Errorf("runs %v, want %s", runs, want)
@@ -608,17 +610,17 @@ func TestAccExecution_removedAttributeRestoresDefault(t *testing.T) {
 	v1 := map[string]string{"a": execItem(nil, "", "update_on_change_only = false"), "b": execItem(nil, "")}
 	v2 := map[string]string{"a": execItem(nil, ""), "b": execItem(nil, "")}
 	v3 := map[string]string{"a": execItem(nil, ""), "b": execItem(nil, `V = "3"`)}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: w.config("", v1), Check: func(*terraform.State) error { return w.expectRuns("a:RECONCILE", "b:RECONCILE") }},
+			{Config: w.config("", v1), Check: func(*terraform.State) error { return w.ExpectRuns("a:RECONCILE", "b:RECONCILE") }},
 			{
 				// Only the flag changes: an update in place that runs nothing.
 				Config: w.config("", v2),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(app, plancheck.ResourceActionUpdate),
 				}},
-				Check: func(*terraform.State) error { return w.expectRuns() },
+				Check: func(*terraform.State) error { return w.ExpectRuns() },
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(app, tfjsonpath.New("deploy_items").AtMapKey("a").AtMapKey("update_on_change_only"), knownvalue.Null()),
 				},
@@ -626,7 +628,7 @@ func TestAccExecution_removedAttributeRestoresDefault(t *testing.T) {
 			{
 				// With the default back, a is no longer re-run when b changes.
 				Config: w.config("", v3),
-				Check:  func(*terraform.State) error { return w.expectRuns("b:RECONCILE") },
+				Check:  func(*terraform.State) error { return w.ExpectRuns("b:RECONCILE") },
 			},
 		},
 	})
@@ -649,10 +651,10 @@ resource "terraform_data" "reader" {
   input = landscaper_execution.app.exports.db.host
 }`, v))
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: config("v1"), Check: func(*terraform.State) error { return w.expectRuns("db:RECONCILE", "late:RECONCILE") }},
+			{Config: config("v1"), Check: func(*terraform.State) error { return w.ExpectRuns("db:RECONCILE", "late:RECONCILE") }},
 			{
 				Config: config("v2"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
@@ -662,7 +664,7 @@ resource "terraform_data" "reader" {
 					plancheck.ExpectKnownValue(app, statusItem("db").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
 					plancheck.ExpectResourceAction("terraform_data.reader", plancheck.ResourceActionNoop),
 				}},
-				Check: func(*terraform.State) error { return w.expectRuns("late:RECONCILE") },
+				Check: func(*terraform.State) error { return w.ExpectRuns("late:RECONCILE") },
 			},
 		},
 	})
@@ -682,7 +684,7 @@ func TestAccExecution_operationTimeout(t *testing.T) {
 		return strings.Replace(w.config("", items), `name = "app"`, fmt.Sprintf(`name = "app"
   timeouts = { create = %q }`, create), 1)
 	}
-	resource.Test(t, resource.TestCase{
+	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
