@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -106,4 +107,41 @@ func newRPCFixture(tb testing.TB, items map[string]any) rpcFixture {
 		tb.Fatal(r.applied.Diagnostics[0].Detail)
 	}
 	return r
+}
+
+// BenchmarkFrameworkCost keeps on record why landscaper_execution's data
+// RPCs are served at the protocol level: the same validate and create plan
+// of the 400-item DAG through terraform-plugin-framework's own server
+// (which does no work of ours: no deploy item is even looked at) and
+// through ours (which validates and plans every item).
+func BenchmarkFrameworkCost(b *testing.B) {
+	ctx := context.Background()
+	r := newRPCFixture(b, layeredItems(10, 40, 4))
+	fw, err := providerserver.NewProtocol6WithError(New("test")())()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := fw.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{}); err != nil {
+		b.Fatal(err)
+	}
+	validate := &tfprotov6.ValidateResourceConfigRequest{TypeName: executionType, Config: r.dv(r.config)}
+	for _, s := range []struct {
+		name string
+		srv  tfprotov6.ProviderServer
+	}{{"framework", fw}, {"protocol", r.s}} {
+		b.Run("validate/"+s.name, func(b *testing.B) {
+			for range b.N {
+				if resp, _ := s.srv.ValidateResourceConfig(ctx, validate); len(resp.Diagnostics) > 0 {
+					b.Fatal(resp.Diagnostics[0].Detail)
+				}
+			}
+		})
+		b.Run("plan-create/"+s.name, func(b *testing.B) {
+			for range b.N {
+				if resp, _ := s.srv.PlanResourceChange(ctx, r.create); len(resp.Diagnostics) > 0 {
+					b.Fatal(resp.Diagnostics[0].Detail)
+				}
+			}
+		})
+	}
 }
