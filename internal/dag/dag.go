@@ -5,7 +5,10 @@
 // sub-installations with the same code.
 package dag
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Graph is the part of a dependency graph one Drive works on. pending
 // counts, per node, the nodes it still waits for; next lists who waits for
@@ -167,4 +170,53 @@ func Drive[R any](ctx context.Context, g *Graph, run Runner[R]) Outcome {
 		}
 		finish(<-results)
 	}
+}
+
+// FindCycle returns one cycle among the named nodes as a closed path (the
+// first name repeated at the end), or nil. deps lists what a node waits
+// for; names outside the set and a node naming itself are ignored, since
+// callers report those on their own.
+func FindCycle(names []string, deps func(name string) []string) []string {
+	const (
+		unvisited = iota
+		onPath
+		done
+	)
+	state := make(map[string]int, len(names))
+	for _, n := range names {
+		state[n] = unvisited
+	}
+	var path, found []string
+	var visit func(n string) bool
+	visit = func(n string) bool {
+		state[n] = onPath
+		path = append(path, n)
+		ds := slices.Clone(deps(n))
+		slices.Sort(ds)
+		for _, d := range ds {
+			st, known := state[d]
+			if !known || d == n {
+				continue
+			}
+			switch st {
+			case onPath:
+				i := slices.Index(path, d)
+				found = append(slices.Clone(path[i:]), d)
+				return true
+			case unvisited:
+				if visit(d) {
+					return true
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[n] = done
+		return false
+	}
+	for _, n := range slices.Sorted(slices.Values(names)) {
+		if state[n] == unvisited && visit(n) {
+			return found
+		}
+	}
+	return nil
 }

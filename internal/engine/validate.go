@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/dag"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 )
 
@@ -104,47 +104,8 @@ func errorMessage(err error) string {
 	return err.Error()
 }
 
-// FindCycle returns one dependency cycle as a closed path (first name
-// repeated at the end), or nil. Unknown and self dependencies are ignored
-// here; Validate reports them on their own.
+// FindCycle returns one dependency cycle among items as a closed path
+// (first name repeated at the end), or nil.
 func FindCycle(items map[string]ItemSpec) []string {
-	const (
-		unvisited = iota
-		onPath
-		done
-	)
-	state := make(map[string]int, len(items))
-	var path []string
-	var found []string
-	var visit func(n string) bool
-	visit = func(n string) bool {
-		state[n] = onPath
-		path = append(path, n)
-		deps := append([]string(nil), items[n].DependsOn...)
-		sort.Strings(deps)
-		for _, d := range deps {
-			if _, ok := items[d]; !ok || d == n {
-				continue
-			}
-			switch state[d] {
-			case onPath:
-				i := slices.Index(path, d)
-				found = append(append([]string(nil), path[i:]...), d)
-				return true
-			case unvisited:
-				if visit(d) {
-					return true
-				}
-			}
-		}
-		path = path[:len(path)-1]
-		state[n] = done
-		return false
-	}
-	for _, n := range slices.Sorted(maps.Keys(items)) {
-		if state[n] == unvisited && visit(n) {
-			return found
-		}
-	}
-	return nil
+	return dag.FindCycle(slices.Collect(maps.Keys(items)), func(n string) []string { return items[n].DependsOn })
 }

@@ -1,0 +1,154 @@
+package installation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+)
+
+// Plan says what a job would do to one installation and its subtree. The
+// provider shows it in `terraform plan`; apply renders the tree again and
+// follows the same rules, so both agree.
+type Plan struct {
+	Path string
+	// Known is false when the node's imports come from a sibling that will
+	// run: what it renders is known only once that sibling has run.
+	Known bool
+	// Job is what the node's execution would do.
+	Job engine.Plan
+	// Subs are the sub-installations' plans, in the blueprint's order.
+	Subs []*Plan
+	// Orphans are sub-installations that will be deleted with their subtrees.
+	Orphans []string
+	// Noop is set when nothing in the subtree would change; Exports are
+	// then the exports it keeps.
+	Noop    bool
+	Exports Exports
+}
+
+// AllKnown reports whether every node of the plan was rendered.
+func (p *Plan) AllKnown() bool {
+	if !p.Known {
+		return false
+	}
+	for _, s := range p.Subs {
+		if !s.AllKnown() {
+			return false
+		}
+	}
+	return true
+}
+
+// Walk calls f for every node of the plan, parents first.
+func (p *Plan) Walk(f func(*Plan)) {
+	f(p)
+	for _, s := range p.Subs {
+		s.Walk(f)
+	}
+}
+
+// PathError is a plan-time error of the installation at Path.
+type PathError struct {
+	Path string
+	Err  error
+}
+
+func (e *PathError) Error() string {
+	if e.Path == "" {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("sub-installation %q: %s", e.Path, e.Err)
+}
+
+func (e *PathError) Unwrap() error { return e.Err }
+
+// PlanTree renders the tree from the root's blueprint and imports, as far
+// as it can be known before anything runs, and compares it with prev.
+func PlanTree(ctx context.Context, bp Blueprint, imp Imports, prev *Status) (*Plan, error) {
+	return planNode(ctx, "", bp, imp, prev)
+}
+
+func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev *Status) (*Plan, error) {
+	var state map[string]json.RawMessage
+	if prev != nil {
+		state = prev.State
+	}
+	rendered, err := bp.Render(ctx, Input{Path: path, Imports: imp, State: state})
+	if err != nil {
+		return nil, &PathError{Path: path, Err: err}
+	}
+	deps, err := siblingOrder(rendered.Subs)
+	if err != nil {
+		return nil, &PathError{Path: path, Err: err}
+	}
+	p := &Plan{Path: path, Known: true}
+	var prevEx engine.Status
+	var prevSubs map[string]*Status
+	if prev != nil {
+		prevEx, prevSubs = prev.Execution, prev.Subs
+	}
+	p.Job = engine.PlanJob(engine.Execution{Items: rendered.Items}, prevEx)
+	for _, name := range slices.Sorted(maps.Keys(prevSubs)) {
+		if _, ok := deps[name]; !ok {
+			p.Orphans = append(p.Orphans, name)
+		}
+	}
+
+	sc := newScope(imp)
+	plans := map[string]*Plan{}
+	for _, sub := range topological(rendered.Subs, deps) {
+		subPath := Join(path, sub.Name)
+		ready := true
+		for _, d := range deps[sub.Name] {
+			ready = ready && plans[d].Noop
+		}
+		var sp *Plan
+		if imp, err := sc.importsOf(sub); !ready {
+			sp = &Plan{Path: subPath}
+		} else if err != nil {
+			return nil, &PathError{Path: subPath, Err: err}
+		} else if sp, err = planNode(ctx, subPath, sub.Blueprint, imp, prevSubs[sub.Name]); err != nil {
+			return nil, err
+		}
+		plans[sub.Name] = sp
+		if sp.Noop {
+			sc.add(sub, sp.Exports)
+		}
+	}
+	noop := !p.Job.Job && len(p.Orphans) == 0 && prev.Succeeded() && prev.InputHash == inputHash(bp, imp)
+	for _, sub := range rendered.Subs {
+		p.Subs = append(p.Subs, plans[sub.Name])
+		noop = noop && plans[sub.Name].Noop
+	}
+	if p.Noop = noop; noop {
+		p.Exports = prev.Exports
+	}
+	return p, nil
+}
+
+// topological returns subs so that every sub comes after the siblings it
+// imports from; siblingOrder has ruled out cycles.
+func topological(subs []Sub, deps map[string][]string) []Sub {
+	done := map[string]bool{}
+	out := make([]Sub, 0, len(subs))
+	for len(out) < len(subs) {
+		for _, s := range subs {
+			if done[s.Name] {
+				continue
+			}
+			ready := true
+			for _, d := range deps[s.Name] {
+				ready = ready && done[d]
+			}
+			if ready {
+				done[s.Name] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

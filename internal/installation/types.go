@@ -1,0 +1,185 @@
+// Package installation runs Landscaper's installation tree in-process: an
+// installation renders its blueprint into deploy items (its execution) and
+// sub-installations, runs the execution through the engine while its
+// sub-installations run in the order their data flow dictates, and
+// collects its exports once everything under it succeeded.
+//
+// The tree is ignorant of blueprint formats: a Blueprint renders a node
+// and computes its exports (blueprint.go adapts Landscaper's blueprints),
+// so the tree's semantics are testable with fake blueprints. It knows
+// nothing about Terraform.
+package installation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"slices"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+)
+
+// Imports are what an installation imports, by import name.
+type Imports struct {
+	Data        map[string]any                          `json:"data,omitempty"`
+	Targets     map[string]*deployer.Target             `json:"targets,omitempty"`
+	TargetLists map[string][]*deployer.Target           `json:"targetLists,omitempty"`
+	TargetMaps  map[string]map[string]*deployer.Target `json:"targetMaps,omitempty"`
+}
+
+// Hash identifies the imports. JSON encoding sorts map keys, so equal
+// imports hash equally.
+func (i Imports) Hash() string {
+	b, _ := json.Marshal(i)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Blueprint is a loaded blueprint, as the tree needs it.
+type Blueprint interface {
+	// Digest identifies the blueprint's content (its files, and the
+	// component content it reads), so an edit makes the node run again.
+	Digest() string
+	// Render validates the imports and renders the node: import
+	// executions, deploy executions and sub-installation templates.
+	Render(ctx context.Context, in Input) (*Rendered, error)
+	// Exports runs the export executions over what the node's execution
+	// and sub-installations exported, and validates the result.
+	Exports(ctx context.Context, in Input, values ExportValues) (Exports, error)
+}
+
+// Input is what a node is rendered from.
+type Input struct {
+	// Path names the node in the tree: "" for the root, "a/b" below.
+	Path    string
+	Imports Imports
+	// State is the template state the node's executions left last time,
+	// by execution kind and name.
+	State map[string]json.RawMessage
+}
+
+// Rendered is a rendered node.
+type Rendered struct {
+	// Items are the deploy items of the node's execution.
+	Items map[string]engine.ItemSpec
+	// Subs are the sub-installations, in the blueprint's order.
+	Subs []Sub
+	// State is the template state to keep for the next run.
+	State map[string]json.RawMessage
+}
+
+// Sub is a sub-installation as its parent's blueprint declares it: which
+// blueprint it runs, and how its imports and exports map to data objects
+// and targets in the parent's context (the parent's imports and the
+// exports of its siblings).
+type Sub struct {
+	Name      string
+	Blueprint Blueprint
+	// DataImports maps the sub's import names to data object names.
+	DataImports map[string]string
+	// TargetImports maps the sub's import names to target names.
+	TargetImports map[string]string
+	// TargetListImports maps the sub's import names to lists of target
+	// names, or (TargetListRefs) to a target list import of the parent.
+	TargetListImports map[string][]string
+	TargetListRefs    map[string]string
+	// TargetMapRefs maps the sub's import names to target map imports of
+	// the parent.
+	TargetMapRefs map[string]string
+	// MapImports evaluates the template's importDataMappings over what
+	// the sub imports otherwise; its results are data imports, replacing
+	// any of the same name. Nil when there are none.
+	MapImports func(imports Imports) (map[string]any, error)
+	// DataExports maps the sub's export names to data object names in
+	// the parent's context; TargetExports does so for targets.
+	DataExports   map[string]string
+	TargetExports map[string]string
+	// MapExports evaluates exportDataMappings over the sub's exports.
+	MapExports func(exports map[string]any) (map[string]any, error)
+}
+
+// ExportValues is what export executions see of the node's children.
+type ExportValues struct {
+	// DeployItems holds the exports of the node's deploy items by name.
+	DeployItems map[string]any
+	// DataObjects and Targets hold what the sub-installations exported
+	// into the node's context.
+	DataObjects map[string]any
+	Targets     map[string]*deployer.Target
+}
+
+// Exports are a node's exports by export name.
+type Exports struct {
+	Data    map[string]any              `json:"data,omitempty"`
+	Targets map[string]*deployer.Target `json:"targets,omitempty"`
+}
+
+// Status is what is known about one installation of the tree. Only the
+// tree's runner writes it; the engine writes the execution's part.
+type Status struct {
+	Phase         core.Phase  `json:"phase,omitempty"`
+	JobID         string      `json:"jobID,omitempty"`
+	JobIDFinished string      `json:"jobIDFinished,omitempty"`
+	LastError     *core.Error `json:"lastError,omitempty"`
+	// InputHash covers the imports and the blueprint digest of the last
+	// run that succeeded; a change makes the node run again.
+	InputHash string `json:"inputHash,omitempty"`
+	// ImportsHash is the hash of the imports of the last run.
+	ImportsHash string                     `json:"importsHash,omitempty"`
+	Exports     Exports                    `json:"exports"`
+	State       map[string]json.RawMessage `json:"state,omitempty"`
+	Execution   engine.Status              `json:"execution"`
+	Subs        map[string]*Status         `json:"subs,omitempty"`
+	// DependsOn lists the siblings this sub-installation imports from,
+	// so deletion can run in reverse order without the blueprint.
+	DependsOn []string `json:"dependsOn,omitempty"`
+}
+
+// Succeeded reports whether the node's last job ran to its end with success.
+func (s *Status) Succeeded() bool {
+	return s != nil && s.Phase == core.PhaseSucceeded && s.JobID == s.JobIDFinished
+}
+
+// Clone returns a deep enough copy for a run to mutate.
+func (s *Status) Clone() *Status {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Execution = s.Execution.Clone()
+	c.State = maps.Clone(s.State)
+	c.DependsOn = slices.Clone(s.DependsOn)
+	c.Subs = make(map[string]*Status, len(s.Subs))
+	for n, sub := range s.Subs {
+		c.Subs[n] = sub.Clone()
+	}
+	return &c
+}
+
+// Walk calls f for the node and every node below it, parents first, with
+// each node's path.
+func (s *Status) Walk(f func(path string, st *Status)) {
+	s.walk("", f)
+}
+
+func (s *Status) walk(path string, f func(string, *Status)) {
+	if s == nil {
+		return
+	}
+	f(path, s)
+	for _, n := range slices.Sorted(maps.Keys(s.Subs)) {
+		s.Subs[n].walk(Join(path, n), f)
+	}
+}
+
+// Join appends a child's name to a node path.
+func Join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "/" + name
+}
