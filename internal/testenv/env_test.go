@@ -25,7 +25,12 @@ import (
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(crashHelperEnv); dir != "" {
+		crashHelper(dir)
+	}
+	os.Exit(testenv.Main(m, &env))
+}
 
 // waitFor bounds polls for controller work; generous, since the machine is
 // shared and this is about correctness, not speed.

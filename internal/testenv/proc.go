@@ -10,7 +10,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -38,7 +40,8 @@ func startProcess(name, bin string, args []string, logPath string) (*process, er
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	onSpawnThread(func() { err = cmd.Start() })
+	if err != nil {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
@@ -49,6 +52,33 @@ func startProcess(name, bin string, args []string, logPath string) (*process, er
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// spawner runs every cmd.Start on one OS thread that never exits. Linux
+// sends the parent-death signal when the thread that forked the child ends,
+// not the process; a Go runtime thread may end earlier, which would kill a
+// control-plane process in the middle of the tests.
+var spawner struct {
+	once sync.Once
+	reqs chan func()
+}
+
+func onSpawnThread(f func()) {
+	spawner.once.Do(func() {
+		spawner.reqs = make(chan func())
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives as long as the process
+			for req := range spawner.reqs {
+				req()
+			}
+		}()
+	})
+	done := make(chan struct{})
+	spawner.reqs <- func() {
+		defer close(done)
+		f()
+	}
+	<-done
 }
 
 // exited reports whether the process has ended.

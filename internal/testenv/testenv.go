@@ -33,7 +33,7 @@ const (
 	defaultStartTimeout = 2 * time.Minute
 	// apiServerGrace bounds kube-apiserver's graceful shutdown, which drains
 	// in-flight requests and watches before exiting.
-	apiServerGrace = 30 * time.Second
+	apiServerGrace = 3 * time.Second
 	// otherGrace bounds the shutdown of etcd and the controller manager.
 	otherGrace = 10 * time.Second
 )

@@ -72,7 +72,7 @@ func TestRepoRoot(t *testing.T) {
 
 	for _, tc := range []struct {
 		start, want string
-		err     error
+		err         error
 	}{
 		{"repo", "repo", nil},
 		{"repo/internal/x", "repo", nil},
