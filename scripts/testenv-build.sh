@@ -6,8 +6,8 @@
 # A stamp file records the hash of tools/testenv's go.mod, go.sum and
 # cmd/etcd/main.go; when the binaries exist and the stamp matches, nothing is
 # built. A cold build takes minutes on two cores, so concurrent callers (test
-# packages that `go test ./...` runs in parallel) are serialised with flock and
-# the second one finds the first one's result.
+# packages that `go test ./...` runs in parallel) are serialised with flock,
+# where it exists, and the second one finds the first one's result.
 #
 # Environment:
 #   LANDSCAPER_TESTENV_BIN  output directory (default: <repo>/bin/testenv)
@@ -21,8 +21,10 @@ go_cmd="${GO:-go}"
 binaries=(etcd kube-apiserver kube-controller-manager)
 
 mkdir -p "$out"
-exec 9>"$out/.lock"
-flock 9
+if command -v flock >/dev/null; then
+	exec 9>"$out/.lock"
+	flock 9
+fi
 
 want="$(cat "$src/go.mod" "$src/go.sum" "$src/cmd/etcd/main.go" | sha256sum | cut -d' ' -f1)"
 
