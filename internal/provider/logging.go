@@ -14,6 +14,7 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 )
 
 // Log subsystems: the engine's phase transitions, and deployer output.
@@ -135,6 +136,9 @@ func (l *jobLogger) observe(ev engine.Event) {
 		fields["retry_in"] = ev.Retry.String()
 		tflog.SubsystemWarn(l.ctx, subsystemEngine, fmt.Sprintf("deploy item %q: transient error, retrying in %s: %s",
 			ev.Item, ev.Retry, l.masked(ev.Err.Reason)), fields)
+	case ev.Requeue > 0:
+		fields["requeue_in"] = ev.Requeue.String()
+		tflog.SubsystemDebug(l.ctx, subsystemEngine, fmt.Sprintf("deploy item %q: not ready yet, looking again in %s", ev.Item, ev.Requeue), fields)
 	case ev.Item == "" && ev.Gone:
 		tflog.SubsystemInfo(l.ctx, subsystemEngine, fmt.Sprintf("execution %q: deleted after %s", ev.Execution, round(ev.Elapsed)), fields)
 	case ev.Item == "":
@@ -189,4 +193,29 @@ func round(d time.Duration) time.Duration {
 		return d.Round(time.Millisecond)
 	}
 	return d.Round(10 * time.Millisecond)
+}
+
+// observeInstallation logs an installation's events: its phase
+// transitions at INFO, and its execution's events as an execution's, with
+// deploy items named by their path in the tree.
+func (l *jobLogger) observeInstallation(ev installation.Event) {
+	if ev.Item != nil {
+		item := *ev.Item
+		if item.Item != "" {
+			item.Item = installation.Join(ev.Path, item.Item)
+		}
+		l.observe(item)
+		return
+	}
+	name := ev.Path
+	if name == "" {
+		name = "(root)"
+	}
+	fields := map[string]any{"installation": ev.Path, "job_id": ev.JobID}
+	if ev.Gone {
+		tflog.SubsystemInfo(l.ctx, subsystemEngine, fmt.Sprintf("installation %s: deleted after %s", name, round(ev.Elapsed)), fields)
+		return
+	}
+	fields["phase"] = string(ev.Phase)
+	tflog.SubsystemInfo(l.ctx, subsystemEngine, fmt.Sprintf("installation %s: %s after %s", name, ev.Phase, round(ev.Elapsed))+errorSuffix(ev.Err), fields)
 }

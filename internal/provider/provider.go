@@ -21,6 +21,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/exec"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/mock"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
@@ -32,10 +33,11 @@ var _ provider.Provider = (*Provider)(nil)
 
 // Provider is the landscaper provider.
 type Provider struct {
-	version    string
-	deployers  *deployer.Registry
-	engine     atomic.Pointer[engine.Engine]
-	executions *executions
+	version       string
+	deployers     *deployer.Registry
+	engine        atomic.Pointer[engine.Engine]
+	executions    *executions
+	installations *installations
 }
 
 // New returns a constructor of the provider for a plain framework server.
@@ -51,6 +53,12 @@ func newProvider(version string) *Provider {
 		deployers: p.deployers,
 		engine:    p.engine.Load,
 	}
+	p.installations = &installations{
+		t:         objectType(&installationResource{}),
+		deployers: p.deployers,
+		engine:    p.engine.Load,
+		load:      render.Load,
+	}
 	return p
 }
 
@@ -58,7 +66,8 @@ func newProvider(version string) *Provider {
 // are served at the protocol level, by type name.
 func (p *Provider) routes() map[string]protocolResource {
 	return map[string]protocolResource{
-		executionType: p.executions,
+		executionType:    p.executions,
+		installationType: p.installations,
 	}
 }
 
@@ -126,6 +135,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 func (p *Provider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		func() resource.Resource { return &executionResource{} },
+		func() resource.Resource { return &installationResource{} },
 	}
 }
 

@@ -15,6 +15,9 @@ func fill(typ tftypes.Type, v any) tftypes.Value {
 	if v == nil {
 		return tftypes.NewValue(typ, nil)
 	}
+	if tv, ok := v.(tftypes.Value); ok {
+		return tv
+	}
 	switch t := typ.(type) {
 	case tftypes.Object:
 		in, _ := v.(map[string]any)

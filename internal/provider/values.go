@@ -287,3 +287,57 @@ func anyToValue(v any) (tftypes.Value, error) {
 	}
 	return dynamicNull, fmt.Errorf("unsupported JSON value %T", v)
 }
+
+// valueToAny turns a known Terraform value into a plain Go value as JSON
+// decoding would give it (objects and maps become maps, lists, sets and
+// tuples slices, numbers float64), which is what Landscaper's templates
+// and schemas see of imported data. known is false when any part is
+// unknown.
+func valueToAny(v tftypes.Value) (out any, known bool) {
+	if !v.IsFullyKnown() {
+		return nil, false
+	}
+	if v.IsNull() {
+		return nil, true
+	}
+	switch t := v.Type().(type) {
+	case tftypes.Object, tftypes.Map:
+		m := map[string]any{}
+		for k, e := range fields(v) {
+			m[k], _ = valueToAny(e)
+		}
+		return m, true
+	case tftypes.List, tftypes.Set, tftypes.Tuple:
+		var elems []tftypes.Value
+		_ = v.As(&elems)
+		s := make([]any, len(elems))
+		for i, e := range elems {
+			s[i], _ = valueToAny(e)
+		}
+		return s, true
+	default:
+		switch {
+		case t.Is(tftypes.String):
+			return str(v), true
+		case t.Is(tftypes.Bool):
+			return boolean(v, false), true
+		case t.Is(tftypes.Number):
+			var f big.Float
+			if v.As(&f) == nil {
+				x, _ := f.Float64()
+				return x, true
+			}
+		}
+	}
+	return nil, true
+}
+
+// anyToValueJSON turns a plain Go value (as templates produce it) into a
+// Terraform value, through JSON so every numeric type is treated alike.
+func anyToValueJSON(v any) (tftypes.Value, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return dynamicNull, err
+	}
+	return jsonToValue(raw)
+}

@@ -1,0 +1,176 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
+)
+
+// treeBP is a blueprint of a tree of subs × items zero-latency mock items.
+type treeBP struct {
+	subs, items int
+	leaf        bool
+	fail        string // "<sub>/<item>" whose mock fails
+	path        string
+}
+
+func (b *treeBP) Digest() string { return fmt.Sprint(b.subs, b.items, b.fail) }
+
+func (b *treeBP) Render(_ context.Context, in installation.Input) (*installation.Rendered, error) {
+	r := &installation.Rendered{Items: map[string]engine.ItemSpec{}}
+	for i := range b.items {
+		name := fmt.Sprintf("item%d", i)
+		cfg := fmt.Sprintf(`{"export": {"n": %d, "v": %q}}`, i, fmt.Sprint(in.Imports.Data["v"]))
+		if installation.Join(in.Path, name) == b.fail {
+			cfg = `{"phase": "Failed"}`
+		}
+		var deps []string
+		if i > 0 {
+			deps = []string{fmt.Sprintf("item%d", i-1)}
+		}
+		r.Items[name] = engine.ItemSpec{Type: "mock", Config: json.RawMessage(cfg), DependsOn: deps, UpdateOnChangeOnly: true, Timeout: engine.DefaultTimeout}
+	}
+	if !b.leaf {
+		for s := range b.subs {
+			r.Subs = append(r.Subs, installation.Sub{
+				Name:        fmt.Sprintf("sub%d", s),
+				Blueprint:   &treeBP{items: b.items, leaf: true, fail: b.fail},
+				DataImports: map[string]string{"v": "v"},
+			})
+		}
+	}
+	return r, nil
+}
+
+func (b *treeBP) Exports(_ context.Context, _ installation.Input, v installation.ExportValues) (installation.Exports, error) {
+	return installation.Exports{Data: map[string]any{"first": v.DeployItems["item0"]}}, nil
+}
+
+type installationFixture struct {
+	s    *server
+	x    *installations
+	bp   *treeBP
+	null *tfprotov6.DynamicValue
+}
+
+func newInstallationFixture(tb testing.TB, bp *treeBP) *installationFixture {
+	p := newProvider("test")
+	p.engine.Store(engine.New(p.deployers, DefaultMaxParallelism))
+	p.installations.load = func(context.Context, render.Source) (installation.Blueprint, error) { return bp, nil }
+	f := &installationFixture{s: &server{routes: p.routes()}, x: p.installations, bp: bp}
+	f.null = f.dv(tb, tftypes.NewValue(f.x.t, nil))
+	return f
+}
+
+func (f *installationFixture) dv(tb testing.TB, v tftypes.Value) *tfprotov6.DynamicValue {
+	d, err := tfprotov6.NewDynamicValue(f.x.t, v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &d
+}
+
+func (f *installationFixture) config(v string) tftypes.Value {
+	obj := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"v": tftypes.String}}
+	return fill(f.x.t, map[string]any{
+		"name":      "app",
+		"blueprint": map[string]any{"path": "/bp"},
+		"imports":   tftypes.NewValue(obj, map[string]tftypes.Value{"v": tftypes.NewValue(tftypes.String, v)}),
+	})
+}
+
+// step plans and applies config on top of prior, as Terraform would.
+func (f *installationFixture) step(tb testing.TB, prior *tfprotov6.DynamicValue, private []byte, config tftypes.Value) (*tfprotov6.PlanResourceChangeResponse, *tfprotov6.ApplyResourceChangeResponse) {
+	ctx := context.Background()
+	plan, _ := f.s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: installationType,
+		PriorState: prior, ProposedNewState: f.dv(tb, config), Config: f.dv(tb, config), PriorPrivate: private})
+	for _, d := range plan.Diagnostics {
+		tb.Fatalf("plan: %s: %s", d.Summary, d.Detail)
+	}
+	applied, _ := f.s.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{TypeName: installationType,
+		PriorState: prior, PlannedState: plan.PlannedState, Config: f.dv(tb, config), PlannedPrivate: private})
+	return plan, applied
+}
+
+func TestInstallationRPCsCreateNoopFailAndResume(t *testing.T) {
+	f := newInstallationFixture(t, &treeBP{subs: 3, items: 4})
+	_, applied := f.step(t, f.null, nil, f.config("a"))
+	if len(applied.Diagnostics) > 0 {
+		t.Fatal(applied.Diagnostics[0].Detail)
+	}
+	st, err := applied.NewState.Unmarshal(f.x.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := fields(fields(st)["status"])
+	if str(status["phase"]) != "Succeeded" || len(fields(status["installations"])) != 4 || len(fields(status[attrDeployItems])) != 16 {
+		t.Fatalf("status %v", status)
+	}
+	if n := fields(fields(status[attrDeployItems])["sub2/item3"]); str(n["phase"]) != "Succeeded" {
+		t.Fatalf("sub2/item3: %v", n)
+	}
+	if v := fields(fields(fields(st)["exports"])["first"]); str(v["v"]) != "a" {
+		t.Fatalf("exports %v", fields(st)["exports"])
+	}
+
+	// Same config: the plan is the prior state.
+	plan, _ := f.s.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{TypeName: installationType,
+		PriorState: applied.NewState, ProposedNewState: applied.NewState, Config: f.dv(t, f.config("a")), PriorPrivate: applied.Private})
+	pv, _ := plan.PlannedState.Unmarshal(f.x.t)
+	if !pv.Equal(st) {
+		d, _ := st.Diff(pv)
+		t.Fatalf("no-op plan differs from the prior state: %v", d)
+	}
+
+	// A failing item in a sub-installation: diagnostics name its path, and
+	// the state tells the truth.
+	f.bp.fail = "sub1/item2"
+	_, failed := f.step(t, applied.NewState, applied.Private, f.config("b"))
+	var summaries []string
+	for _, d := range failed.Diagnostics {
+		summaries = append(summaries, d.Summary)
+	}
+	if len(summaries) != 1 || summaries[0] != `Deploy item "sub1/item2" failed` {
+		t.Fatalf("diagnostics %v", summaries)
+	}
+	fst, _ := failed.NewState.Unmarshal(f.x.t)
+	items := fields(fields(fields(fst)["status"])[attrDeployItems])
+	job := str(fields(fields(fst)["status"])["job_id"])
+	// item3 never ran in this job: it keeps the result of the job it last ran in.
+	if str(fields(items["sub1/item3"])["job_id_finished"]) == job || str(fields(items["sub1/item2"])["phase"]) != "Failed" {
+		t.Fatalf("sub1 items: %v %v", items["sub1/item2"], items["sub1/item3"])
+	}
+	nodes := fields(fields(fields(fst)["status"])["installations"])
+	if str(fields(nodes["sub1"])["phase"]) != "Failed" || str(fields(nodes[""])["phase"]) != "Failed" || str(fields(nodes["sub0"])["phase"]) != "Succeeded" {
+		t.Fatalf("installations: %v", nodes)
+	}
+
+	// Fixed: the next plan is an update that runs only what did not succeed.
+	f.bp.fail = ""
+	plan, resumed := f.step(t, failed.NewState, failed.Private, f.config("b"))
+	pv, _ = plan.PlannedState.Unmarshal(f.x.t)
+	pitems := fields(fields(fields(pv)["status"])[attrDeployItems])
+	if !pitems["sub0/item0"].IsKnown() || pitems["sub1/item2"].IsKnown() || pitems["sub1/item3"].IsKnown() {
+		t.Fatalf("resume plan: sub0/item0 known %v, sub1/item2 known %v, sub1/item3 known %v; want only sub1's unfinished items to run",
+			pitems["sub0/item0"].IsKnown(), pitems["sub1/item2"].IsKnown(), pitems["sub1/item3"].IsKnown())
+	}
+	if len(resumed.Diagnostics) > 0 {
+		t.Fatal(resumed.Diagnostics[0].Detail)
+	}
+	rst, _ := resumed.NewState.Unmarshal(f.x.t)
+	if s := str(fields(fields(rst)["status"])["phase"]); s != "Succeeded" {
+		t.Fatalf("resume: %s", s)
+	}
+	if !strings.Contains(fmt.Sprint(fields(rst)["exports"]), `"b"`) {
+		t.Fatalf("exports after resume %v", fields(rst)["exports"])
+	}
+}

@@ -1,0 +1,597 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
+)
+
+const installationType = "landscaper_installation"
+
+// installationSchemaVersion is bumped whenever the schema's type changes.
+const installationSchemaVersion = 0
+
+var (
+	_ resource.Resource                = (*installationResource)(nil)
+	_ resource.ResourceWithImportState = (*installationResource)(nil)
+)
+
+// installationResource is landscaper_installation as the framework sees
+// it: schema and import. Its data RPCs are served by installations at the
+// protocol level, like the execution's: a tree of a thousand deploy items
+// is as many nested values.
+type installationResource struct{}
+
+func (r *installationResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_installation"
+}
+
+func (r *installationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+}
+
+func (r *installationResource) Create(_ context.Context, _ resource.CreateRequest, resp *resource.CreateResponse) {
+	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
+}
+
+func (r *installationResource) Read(_ context.Context, _ resource.ReadRequest, resp *resource.ReadResponse) {
+	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
+}
+
+func (r *installationResource) Update(_ context.Context, _ resource.UpdateRequest, resp *resource.UpdateResponse) {
+	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
+}
+
+func (r *installationResource) Delete(_ context.Context, _ resource.DeleteRequest, resp *resource.DeleteResponse) {
+	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
+}
+
+func targetObjectType() types.ObjectType {
+	return types.ObjectType{AttrTypes: map[string]attr.Type{"type": types.StringType, "config": types.StringType}}
+}
+
+func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		Version: installationSchemaVersion,
+		MarkdownDescription: "A Landscaper installation: a blueprint, run in-process with its sub-installations " +
+			"and deploy items during `terraform apply`, and deleted in reverse order during `terraform destroy`.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "Same as `name`.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name of the installation; its identity. Changing it replaces the resource.",
+				Required:            true,
+			},
+			"blueprint": schema.SingleNestedAttribute{
+				MarkdownDescription: "Where the blueprint comes from: exactly one of `path`, `filesystem` and `ref`.",
+				Required:            true,
+				Attributes: map[string]schema.Attribute{
+					"path": schema.StringAttribute{Optional: true, MarkdownDescription: "A directory holding `blueprint.yaml` " +
+						"and the files it refers to. Editing any of them shows an update in the next plan."},
+					"filesystem": schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "The " +
+						"blueprint's files inline, by path (`blueprint.yaml`, `deploy-execution.yaml`, ...)."},
+					"ref": schema.StringAttribute{Optional: true, MarkdownDescription: "The name of a resource of `component` " +
+						"(of type `blueprint` or `landscaper.gardener.cloud/blueprint`) holding the blueprint."},
+				},
+			},
+			"component": schema.SingleNestedAttribute{
+				MarkdownDescription: "The component the blueprint belongs to: what `blueprint.ref`, `cd://` references, " +
+					"`.cd` and `.components` in templates resolve against.",
+				Optional: true,
+				Attributes: map[string]schema.Attribute{
+					"name":    schema.StringAttribute{Required: true, MarkdownDescription: "Component name, such as `github.com/acme/app`."},
+					"version": schema.StringAttribute{Required: true, MarkdownDescription: "Component version."},
+					"constructors": schema.ListAttribute{Required: true, ElementType: types.StringType, MarkdownDescription: "OCM " +
+						"component-constructor files holding this component and every component it references " +
+						"(`componentReferences`); resources with input type `dir` or `file` are read from disk, relative to their file."},
+				},
+			},
+			"imports": schema.DynamicAttribute{
+				MarkdownDescription: "Data imports by import name; any value. Checked against the blueprint's import " +
+					"declarations and JSON schemas at plan time when known.",
+				Optional: true,
+			},
+			attrTargets: targetsAttribute("Target imports by import name: Landscaper's Target spec (`type`, `config`)"),
+			"target_lists": schema.MapAttribute{
+				MarkdownDescription: "Target list imports by import name. Sensitive, like `targets`.",
+				Optional:            true,
+				Sensitive:           true,
+				ElementType:         types.ListType{ElemType: targetObjectType()},
+			},
+			"target_maps": schema.MapAttribute{
+				MarkdownDescription: "Target map imports by import name, each a map of targets by key. Sensitive, like `targets`.",
+				Optional:            true,
+				Sensitive:           true,
+				ElementType:         types.MapType{ElemType: targetObjectType()},
+			},
+			"exports": schema.DynamicAttribute{
+				MarkdownDescription: "The blueprint's data exports by name, as its export executions computed them.",
+				Computed:            true,
+			},
+			"target_exports": schema.MapNestedAttribute{
+				MarkdownDescription: "The blueprint's target exports by name.",
+				Computed:            true,
+				Sensitive:           true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"type":   schema.StringAttribute{Computed: true, MarkdownDescription: "Target type."},
+					"config": schema.StringAttribute{Computed: true, MarkdownDescription: "Target config as JSON text."},
+				}},
+			},
+			"status": schema.SingleNestedAttribute{
+				MarkdownDescription: "What the last job did, for the installation and everything under it.",
+				Computed:            true,
+				Attributes: map[string]schema.Attribute{
+					"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "Phase of the root installation: `Init`, " +
+						"`CleanupOrphaned`, `ObjectsCreated`, `Progressing`, `Completing`, `Succeeded`, `Failed`; when deleting " +
+						"`InitDelete`, `TriggerDelete`, `Deleting`, `DeleteFailed`."},
+					"job_id":          schema.StringAttribute{Computed: true, MarkdownDescription: "ID of the last job; every apply that runs anything starts a new one, handed down the whole tree."},
+					"job_id_finished": schema.StringAttribute{Computed: true, MarkdownDescription: "Equals `job_id` once that job has finished."},
+					"imports_hash":    schema.StringAttribute{Computed: true, MarkdownDescription: "Hash of the imports of the last job."},
+					"last_error":      errorSchema("the root installation"),
+					"installations": schema.MapNestedAttribute{
+						MarkdownDescription: "Every installation of the tree by path: `\"\"` is the root, `\"a\"` its " +
+							"sub-installation `a`, `\"a/b\"` one level deeper.",
+						Computed: true,
+						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+							"phase":           schema.StringAttribute{Computed: true, MarkdownDescription: "Phase of the installation."},
+							"job_id_finished": schema.StringAttribute{Computed: true, MarkdownDescription: "The job the installation last finished."},
+							"last_error":      errorSchema("the installation"),
+						}},
+					},
+					attrDeployItems: schema.MapNestedAttribute{
+						MarkdownDescription: "Every deploy item of the tree by `\"<installation path>/<item>\"`; the root's items " +
+							"by their name alone.",
+						Computed:     true,
+						NestedObject: schema.NestedAttributeObject{Attributes: itemStatusAttributes()},
+					},
+				},
+			},
+			"timeouts": timeoutsAttribute(ctx, "installation"),
+		},
+	}
+}
+
+// installations implements landscaper_installation on Terraform values.
+type installations struct {
+	t         tftypes.Object
+	deployers *deployer.Registry
+	engine    func() *engine.Engine
+	// load loads a root blueprint; render.Load outside tests.
+	load func(ctx context.Context, src render.Source) (installation.Blueprint, error)
+}
+
+var _ protocolResource = (*installations)(nil)
+
+func (x *installations) objectType() tftypes.Object { return x.t }
+func (x *installations) schemaVersion() int64       { return installationSchemaVersion }
+
+func attrPath(name string) *tftypes.AttributePath {
+	return tftypes.NewAttributePath().WithAttributeName(name)
+}
+
+func (x *installations) validate(_ context.Context, config tftypes.Value) problems {
+	var ps problems
+	f := fields(config)
+	if n := f["name"]; n.IsKnown() && !n.IsNull() && str(n) == "" {
+		ps.add(attrPath("name"), "Invalid name", "name must not be empty")
+	}
+	ps = append(ps, validateTimeouts(f["timeouts"])...)
+	ps = append(ps, validateTargets(f[attrTargets], x.deployers, attrPath(attrTargets))...)
+	for name, list := range fields(f["target_lists"]) {
+		var elems []tftypes.Value
+		_ = list.As(&elems)
+		for i, t := range elems {
+			ps = append(ps, validateTarget(t, x.deployers, attrPath("target_lists").WithElementKeyString(name).WithElementKeyInt(i))...)
+		}
+	}
+	for name, m := range fields(f["target_maps"]) {
+		for key, t := range fields(m) {
+			ps = append(ps, validateTarget(t, x.deployers, attrPath("target_maps").WithElementKeyString(name).WithElementKeyString(key))...)
+		}
+	}
+	bp := fields(f["blueprint"])
+	if bp != nil {
+		set := 0
+		for _, k := range []string{"path", "filesystem", "ref"} {
+			if v := bp[k]; !v.IsKnown() || !v.IsNull() {
+				set++
+			}
+		}
+		if set != 1 {
+			ps.add(attrPath("blueprint"), "Invalid blueprint", "set exactly one of path, filesystem and ref")
+		}
+		if r := bp["ref"]; r.IsKnown() && !r.IsNull() && f["component"].IsKnown() && f["component"].IsNull() {
+			ps.add(attrPath("blueprint").WithAttributeName("ref"), "Invalid blueprint", "ref names a resource of component, so component must be set")
+		}
+	}
+	if imp := f["imports"]; imp.IsKnown() && !imp.IsNull() {
+		if _, ok := imp.Type().(tftypes.Object); !ok {
+			if _, ok := imp.Type().(tftypes.Map); !ok {
+				ps.add(attrPath("imports"), "Invalid imports", "imports must be an object or a map, by import name")
+			}
+		}
+	}
+	return ps
+}
+
+// source reads where the blueprint comes from; known is false while any
+// part of it is unknown.
+func sourceOf(f map[string]tftypes.Value) (render.Source, bool) {
+	if !f["blueprint"].IsFullyKnown() || !f["component"].IsFullyKnown() {
+		return render.Source{}, false
+	}
+	bp := fields(f["blueprint"])
+	src := render.Source{Path: str(bp["path"]), Ref: str(bp["ref"])}
+	if fs := fields(bp["filesystem"]); fs != nil {
+		src.Filesystem = make(map[string]string, len(fs))
+		for k, v := range fs {
+			src.Filesystem[k] = str(v)
+		}
+	}
+	if c := fields(f["component"]); c != nil {
+		src.Component = &render.Component{Name: str(c["name"]), Version: str(c["version"]), Constructors: stringList(c["constructors"])}
+	}
+	return src, true
+}
+
+// importsOf reads the imports; known is false while any part is unknown.
+func importsOf(f map[string]tftypes.Value) (installation.Imports, bool) {
+	var imp installation.Imports
+	data, known := valueToAny(f["imports"])
+	if !known || !f[attrTargets].IsFullyKnown() || !f["target_lists"].IsFullyKnown() || !f["target_maps"].IsFullyKnown() {
+		return imp, false
+	}
+	imp.Data, _ = data.(map[string]any)
+	imp.Targets, _ = targetsOf(f[attrTargets])
+	for name, list := range fields(f["target_lists"]) {
+		var elems []tftypes.Value
+		_ = list.As(&elems)
+		l := make([]*deployer.Target, 0, len(elems))
+		for i, t := range elems {
+			if tg := targetOf(fmt.Sprintf("%s[%d]", name, i), t); tg != nil {
+				l = append(l, tg)
+			}
+		}
+		if imp.TargetLists == nil {
+			imp.TargetLists = map[string][]*deployer.Target{}
+		}
+		imp.TargetLists[name] = l
+	}
+	for name, m := range fields(f["target_maps"]) {
+		tm := map[string]*deployer.Target{}
+		for key, t := range fields(m) {
+			if tg := targetOf(fmt.Sprintf("%s[%s]", name, key), t); tg != nil {
+				tm[key] = tg
+			}
+		}
+		if imp.TargetMaps == nil {
+			imp.TargetMaps = map[string]map[string]*deployer.Target{}
+		}
+		imp.TargetMaps[name] = tm
+	}
+	return imp, true
+}
+
+// loadProblems turns an error of loading or rendering into diagnostics on
+// the attribute it is about, where there is one.
+func loadProblems(err error) problems {
+	var ps problems
+	var ie *render.ImportError
+	var se *render.SourceError
+	var pe *installation.PathError
+	switch {
+	case errors.As(err, &pe) && pe.Path == "" && errors.As(pe.Err, &ie), errors.As(err, &ie) && (pe == nil || pe.Path == ""):
+		for _, p := range ie.Problems {
+			a := map[render.ImportKind]string{render.ImportData: "imports", render.ImportTarget: attrTargets,
+				render.ImportTargetList: "target_lists", render.ImportTargetMap: "target_maps"}[p.Kind]
+			ps.add(attrPath(a).WithElementKeyString(p.Name), "Invalid import", p.Message)
+		}
+	case errors.As(err, &se):
+		at := attrPath("blueprint").WithAttributeName(se.Field)
+		switch se.Field {
+		case "constructors":
+			at = attrPath("component").WithAttributeName("constructors").WithElementKeyInt(se.Index)
+		case "filesystem":
+			if se.Key != "" {
+				at = at.WithElementKeyString(se.Key)
+			}
+		}
+		ps.add(at, "Invalid blueprint source", se.Err.Error())
+	default:
+		summary := "Blueprint cannot be rendered"
+		if pe != nil && pe.Path != "" {
+			summary = fmt.Sprintf("Sub-installation %q cannot be rendered", pe.Path)
+		}
+		ps.add(nil, summary, err.Error())
+	}
+	return ps
+}
+
+func (x *installations) settled(private []byte) bool {
+	s, err := decodeInstallationPrivate(private)
+	return err == nil && s.Status.Succeeded() && !treeDrifted(s.Status)
+}
+
+func treeDrifted(st *installation.Status) bool {
+	drifted := false
+	st.Walk(func(_ string, s *installation.Status) { drifted = drifted || s.Execution.Drifted() })
+	return drifted
+}
+
+// plan renders the tree when its inputs are known and shows what the job
+// would do: nodes and items that will run are unknown, the rest keeps its
+// status; a tree with nothing to do plans to its prior state.
+func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value, priorPrivate []byte) (tftypes.Value, []*tftypes.AttributePath, problems) {
+	if proposed.IsNull() {
+		return proposed, nil, nil
+	}
+	f := fields(proposed)
+	f["id"] = f["name"]
+	var replace []*tftypes.AttributePath
+	if pf := fields(prior); pf != nil && !pf["name"].Equal(f["name"]) {
+		replace = append(replace, attrPath("name"))
+	}
+	unknown := func() tftypes.Value {
+		for _, a := range []string{"status", "exports", "target_exports"} {
+			f[a] = tftypes.NewValue(x.t.AttributeTypes[a], tftypes.UnknownValue)
+		}
+		return tftypes.NewValue(x.t, f)
+	}
+	if prior.IsNull() {
+		priorPrivate = nil
+	}
+	saved, err := decodeInstallationPrivate(priorPrivate)
+	if err != nil {
+		var ps problems
+		ps.add(nil, "Corrupt private state", err.Error())
+		return unknown(), replace, ps
+	}
+	src, srcKnown := sourceOf(f)
+	imp, impKnown := importsOf(f)
+	if !srcKnown || !impKnown || !f["name"].IsKnown() {
+		return unknown(), replace, nil
+	}
+	bp, err := x.load(ctx, src)
+	if err != nil {
+		return unknown(), replace, loadProblems(err)
+	}
+	p, err := installation.PlanTree(ctx, bp, imp, saved.Status)
+	if err != nil {
+		return unknown(), replace, loadProblems(err)
+	}
+	if p.Noop && !replaceNeeded(replace) {
+		f["status"] = x.statusValue(saved.Status)
+		f["exports"], f["target_exports"], err = x.exportValues(saved.Status)
+		var ps problems
+		if err != nil {
+			ps.add(attrPath("exports"), "Export cannot be represented", err.Error())
+		}
+		return tftypes.NewValue(x.t, f), replace, ps
+	}
+	if saved.Status == nil || !p.AllKnown() || replaceNeeded(replace) {
+		return unknown(), replace, nil
+	}
+	f["status"] = x.plannedStatus(saved.Status, p)
+	f["exports"] = tftypes.NewValue(x.t.AttributeTypes["exports"], tftypes.UnknownValue)
+	f["target_exports"] = tftypes.NewValue(x.t.AttributeTypes["target_exports"], tftypes.UnknownValue)
+	return tftypes.NewValue(x.t, f), replace, nil
+}
+
+func replaceNeeded(replace []*tftypes.AttributePath) bool { return len(replace) > 0 }
+
+// apply runs a job of the tree, or deletes it when planned is null.
+func (x *installations) apply(ctx context.Context, prior, planned tftypes.Value, private []byte) (tftypes.Value, []byte, problems) {
+	var ps problems
+	e := x.engine()
+	if e == nil {
+		ps.add(nil, "Provider not configured", "The landscaper provider was not configured before use.")
+		return prior, private, ps
+	}
+	if prior.IsNull() {
+		private = nil
+	}
+	saved, err := decodeInstallationPrivate(private)
+	if err != nil {
+		ps.add(nil, "Corrupt private state", err.Error())
+		return prior, private, ps
+	}
+	if planned.IsNull() {
+		return x.destroy(ctx, e, prior, saved)
+	}
+	f := fields(planned)
+	src, srcKnown := sourceOf(f)
+	imp, impKnown := importsOf(f)
+	if !srcKnown || !impKnown {
+		ps.add(nil, "Installation not known", "blueprint, component or imports still hold unknown values at apply time.")
+		return prior, private, ps
+	}
+	bp, err := x.load(ctx, src)
+	if err != nil {
+		return prior, private, loadProblems(err)
+	}
+	op := map[bool]string{true: "create", false: "update"}[prior.IsNull()]
+	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], op))
+	defer cancel()
+	logs := newJobLogger(ctx, nil, engine.Status{})
+	runner := &installation.Runner{Engine: e, Name: str(f["name"]), Observe: logs.observeInstallation}
+	st := runner.Apply(ctx, bp, imp, saved.Status)
+	redactTree(logs, st)
+	ps = append(ps, treeProblems(st)...)
+	return x.stateOf(f, st, ps)
+}
+
+// stateOf writes a tree status into the resource value and private state.
+func (x *installations) stateOf(f map[string]tftypes.Value, st *installation.Status, ps problems) (tftypes.Value, []byte, problems) {
+	f["status"] = x.statusValue(st)
+	var err error
+	if f["exports"], f["target_exports"], err = x.exportValues(st); err != nil {
+		ps.add(attrPath("exports"), "Export cannot be represented", err.Error())
+	}
+	priv, err := encodeInstallationPrivate(st)
+	if err != nil {
+		ps.add(nil, "Cannot store the installation's status", err.Error())
+	}
+	return tftypes.NewValue(x.t, f), priv, ps
+}
+
+func (x *installations) destroy(ctx context.Context, e *engine.Engine, prior tftypes.Value, saved storedInstallation) (tftypes.Value, []byte, problems) {
+	f := fields(prior)
+	if saved.Status == nil {
+		return tftypes.NewValue(x.t, nil), nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], "delete"))
+	defer cancel()
+	logs := newJobLogger(ctx, nil, engine.Status{})
+	runner := &installation.Runner{Engine: e, Name: str(f["name"]), Observe: logs.observeInstallation}
+	st := runner.Destroy(ctx, saved.Status)
+	if st == nil {
+		return tftypes.NewValue(x.t, nil), nil, nil
+	}
+	redactTree(logs, st)
+	return x.stateOf(f, st, treeProblems(st))
+}
+
+// read asks the deployers of every succeeded item in the tree for drift.
+func (x *installations) read(ctx context.Context, state tftypes.Value, private []byte) (tftypes.Value, []byte, problems) {
+	e := x.engine()
+	if e == nil || state.IsNull() {
+		return state, private, nil
+	}
+	saved, err := decodeInstallationPrivate(private)
+	if err != nil || !saved.Status.Succeeded() {
+		return state, private, nil
+	}
+	name := str(fields(state)["name"])
+	var ps problems
+	changedAny := false
+	st := saved.Status.Clone()
+	st.Walk(func(p string, s *installation.Status) {
+		refreshed, changed := e.Refresh(ctx, installation.Join(name, p), s.Execution)
+		if !changed {
+			return
+		}
+		changedAny = true
+		for _, n := range slices.Sorted(maps.Keys(refreshed.Items)) {
+			if d := refreshed.Items[n].Drift; d != "" && s.Execution.Items[n].Drift == "" {
+				ps.warn(nil, fmt.Sprintf("Deploy item %q changed outside Terraform", installation.Join(p, n)), d+"\nThe next apply runs the item again.")
+			}
+		}
+		s.Execution = refreshed
+	})
+	if !changedAny {
+		return state, private, nil
+	}
+	priv, err := encodeInstallationPrivate(st)
+	if err != nil {
+		ps.add(nil, "Cannot store the installation's status", err.Error())
+		return state, private, ps
+	}
+	return state, priv, ps
+}
+
+// redactTree masks what the logger knows to be secret in error messages.
+func redactTree(l *jobLogger, st *installation.Status) {
+	st.Walk(func(_ string, s *installation.Status) {
+		s.Execution = l.redact(s.Execution)
+	})
+}
+
+// treeProblems reports every item and installation that failed in the
+// job just run, named by its path in the tree; the root's own error when
+// nothing under it explains the failure.
+func treeProblems(st *installation.Status) problems {
+	var ps problems
+	st.Walk(func(p string, s *installation.Status) {
+		if s.JobIDFinished != st.JobID {
+			return
+		}
+		for _, n := range slices.Sorted(maps.Keys(s.Execution.Items)) {
+			is := s.Execution.Items[n]
+			if is.JobIDFinished != st.JobID || is.LastError == nil {
+				continue
+			}
+			verb := "failed"
+			if is.Phase == core.PhaseDeleteFailed {
+				verb = "could not be deleted"
+			}
+			ps.add(nil, fmt.Sprintf("Deploy item %q %s", installation.Join(p, n), verb), errorDetail(is.LastError))
+		}
+	})
+	if len(ps) == 0 {
+		st.Walk(func(p string, s *installation.Status) {
+			if s.LastError == nil || s.JobIDFinished != st.JobID || len(ps) > 0 && p == "" {
+				return
+			}
+			name := "Installation"
+			if p != "" {
+				name = fmt.Sprintf("Sub-installation %q", p)
+			}
+			if p == "" || !strings.HasPrefix(s.LastError.Reason, "SubInstallations") {
+				ps.add(nil, name+" "+strings.ToLower(string(s.Phase)), errorDetail(s.LastError))
+			}
+		})
+	}
+	return ps
+}
+
+// storedInstallation is what private state keeps for one installation.
+type storedInstallation struct {
+	Status *installation.Status `json:"status"`
+}
+
+func decodeInstallationPrivate(private []byte) (storedInstallation, error) {
+	var s storedInstallation
+	doc, err := privatestate.Decode(private)
+	if err != nil {
+		return s, fmt.Errorf("%w; remove the resource from state and import it again", err)
+	}
+	if doc.JSON == nil {
+		return s, nil
+	}
+	if err := json.Unmarshal(doc.JSON, &s); err != nil {
+		return s, fmt.Errorf("the stored status cannot be read (%w); remove the resource from state and import it again", err)
+	}
+	s.Status.Walk(func(p string, n *installation.Status) {
+		for item, is := range n.Execution.Items {
+			is.State = doc.Blobs[installation.Join(p, item)]
+		}
+	})
+	return s, nil
+}
+
+func encodeInstallationPrivate(st *installation.Status) ([]byte, error) {
+	st = st.Clone()
+	blobs := map[string][]byte{}
+	st.Walk(func(p string, n *installation.Status) {
+		for item, is := range n.Execution.Items {
+			if len(is.State) > 0 {
+				blobs[installation.Join(p, item)], is.State = is.State, nil
+			}
+		}
+	})
+	return privatestate.Encode(storedInstallation{Status: st}, blobs)
+}
