@@ -400,4 +400,3 @@ func (r *Runner) deleteSubs(ctx context.Context, path string, st *Status, names 
 	}
 	return &core.Error{Operation: op, Reason: "SubInstallationsDeleteFailed", Message: strings.Join(parts, "; "), Codes: slices.Compact(codes)}
 }
-

@@ -25,9 +25,9 @@ import (
 
 // Imports are what an installation imports, by import name.
 type Imports struct {
-	Data        map[string]any                          `json:"data,omitempty"`
-	Targets     map[string]*deployer.Target             `json:"targets,omitempty"`
-	TargetLists map[string][]*deployer.Target           `json:"targetLists,omitempty"`
+	Data        map[string]any                         `json:"data,omitempty"`
+	Targets     map[string]*deployer.Target            `json:"targets,omitempty"`
+	TargetLists map[string][]*deployer.Target          `json:"targetLists,omitempty"`
 	TargetMaps  map[string]map[string]*deployer.Target `json:"targetMaps,omitempty"`
 }
 
