@@ -305,10 +305,7 @@ func (x *executions) validate(_ context.Context, config tftypes.Value) problems 
 	return ps
 }
 
-func (x *executions) settled(private []byte) bool {
-	s, err := decodeExecutionPrivate(private)
-	return err == nil && s.Status.Succeeded() && !s.Status.Drifted()
-}
+func (x *executions) settled(private []byte) bool { return settledMark(private) }
 
 // plan computes the planned state. It shows exactly what the next job
 // will do, because it asks engine.PlanJob, as apply does: items that run
@@ -555,5 +552,21 @@ func encodeExecutionPrivate(st engine.Status, sensitive map[string]bool) ([]byte
 			blobs[n], is.State = is.State, nil
 		}
 	}
+	markSettled(blobs, st.Succeeded() && !st.Drifted())
 	return privatestate.Encode(s, blobs)
+}
+
+// settledKey is a blob that marks private state whose last job succeeded
+// and found no drift since, so a no-op plan need not decode the status.
+const settledKey = "\x00settled"
+
+func markSettled(blobs map[string][]byte, settled bool) {
+	if settled {
+		blobs[settledKey] = []byte{1}
+	}
+}
+
+func settledMark(private []byte) bool {
+	doc, err := privatestate.Decode(private)
+	return err == nil && len(doc.Blobs[settledKey]) == 1
 }

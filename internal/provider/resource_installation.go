@@ -331,10 +331,7 @@ func loadProblems(err error) problems {
 	return ps
 }
 
-func (x *installations) settled(private []byte) bool {
-	s, err := decodeInstallationPrivate(private)
-	return err == nil && s.Status.Succeeded() && !treeDrifted(s.Status)
-}
+func (x *installations) settled(private []byte) bool { return settledMark(private) }
 
 func treeDrifted(st *installation.Status) bool {
 	drifted := false
@@ -593,5 +590,6 @@ func encodeInstallationPrivate(st *installation.Status) ([]byte, error) {
 			}
 		}
 	})
+	markSettled(blobs, st.Succeeded() && !treeDrifted(st))
 	return privatestate.Encode(storedInstallation{Status: st}, blobs)
 }
