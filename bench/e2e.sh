@@ -13,6 +13,7 @@ set -euo pipefail
 runs=${BENCH_RUNS:-3} strict=${BENCH_STRICT:-0}
 layers=${BENCH_LAYERS:-10} width=${BENCH_WIDTH:-40} fanin=${BENCH_FANIN:-4}
 apply_goal=10 plan_goal=3 # native/ours must reach these ratios
+floor_goal=1.3             # ours/floor no-op plan must stay within this
 tf=${TERRAFORM:-terraform}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=$(mktemp -d)
@@ -29,18 +30,19 @@ gen() {
       print "terraform {\n  required_providers {\n    landscaper = { source = \"landscaper-tf/landscaper\" }\n  }\n}\n"
       print "resource \"landscaper_execution\" \"dag\" {\n  name = \"dag\"\n  deploy_items = {"
     }
+    if (kind == "floor") print "resource \"terraform_data\" \"floor\" {\n  input = {"
     for (l = 0; l < L; l++) for (w = 0; w < W; w++) {
       deps = ""
       for (k = 0; l > 0 && k < K; k++) {
         d = (w + k * step) % W
-        deps = deps (k ? ", " : "") (kind == "ours" ? sprintf("\"l%d-%d\"", l - 1, d) : sprintf("terraform_data.l%d_%d", l - 1, d))
+        deps = deps (k ? ", " : "") (kind != "native" ? sprintf("\"l%d-%d\"", l - 1, d) : sprintf("terraform_data.l%d_%d", l - 1, d))
       }
-      if (kind == "ours")
+      if (kind == "ours" || kind == "floor")
         printf "    \"l%d-%d\" = { type = \"mock\"%s }\n", l, w, (deps == "" ? "" : ", depends_on = [" deps "]")
       else
         printf "resource \"terraform_data\" \"l%d_%d\" {%s}\n", l, w, (deps == "" ? "" : " depends_on = [" deps "] ")
     }
-    if (kind == "ours") print "  }\n}"
+    if (kind == "ours" || kind == "floor") print "  }\n}"
   }'
 }
 
@@ -80,7 +82,7 @@ bench() {
 }
 
 echo "Building the provider..."
-mkdir -p "$tmp/bin" "$tmp/native" "$tmp/ours"
+mkdir -p "$tmp/bin" "$tmp/native" "$tmp/ours" "$tmp/floor"
 (cd "$root" && go build -o "$tmp/bin/terraform-provider-landscaper" .)
 cat >"$tmp/dev.tfrc" <<EOF
 provider_installation {
@@ -95,9 +97,13 @@ EOF
 export TF_CLI_CONFIG_FILE=$tmp/dev.tfrc
 gen native >"$tmp/native/main.tf"
 gen ours >"$tmp/ours/main.tf"
+# Terraform's own floor for a plan of this configuration: one terraform_data
+# whose input holds the same 400-entry map as deploy_items.
+gen floor >"$tmp/floor/main.tf"
 
 echo "DAG: $layers layers x $width nodes, fan-in $fanin ($((layers * width)) nodes); $("$tf" version | head -n1); $runs run(s), median"
 bench native
+bench floor
 bench ours
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
@@ -110,6 +116,8 @@ printf '%-14s %10s %10s %14s\n' "" native ours "native/ours"
 printf '%-14s %9.2fs %9.2fs %13sx\n' apply "$med_native_apply" "$med_ours_apply" "$apply_ratio"
 printf '%-14s %9.2fs %9.2fs %13sx\n' "no-op plan" "$med_native_plan" "$med_ours_plan" "$plan_ratio"
 printf '%-14s %9.2fs %9.2fs %13sx\n' destroy "$med_native_destroy" "$med_ours_destroy" "$destroy_ratio"
+floor_ratio=$(awk -v a="$med_ours_plan" -v b="$med_floor_plan" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+printf '%-14s %9.2fs %9.2fs %13sx   (ours/floor, goal <= %s)\n' "plan vs floor" "$med_floor_plan" "$med_ours_plan" "$floor_ratio" "$floor_goal"
 echo
 
 missed=0
@@ -123,6 +131,12 @@ goal() { # goal LABEL RATIO TARGET
 }
 goal "apply faster than native" "$apply_ratio" "$apply_goal"
 goal "no-op plan faster than native" "$plan_ratio" "$plan_goal"
+if awk -v r="$floor_ratio" -v g="$floor_goal" 'BEGIN { exit !(r <= g) }'; then
+  echo "PASS  no-op plan within ${floor_goal}x of Terraform's floor: ${floor_ratio}x"
+else
+  echo "FAIL  no-op plan within ${floor_goal}x of Terraform's floor: ${floor_ratio}x"
+  missed=1
+fi
 
 if ((missed)) && [[ $strict == 1 ]]; then
   exit 1

@@ -162,18 +162,11 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	for name, is := range st.Execution.Items {
 		values.DeployItems[name] = decodeJSON(is.Export)
 	}
-	for _, sub := range rendered.Subs {
-		for _, ref := range sub.DataExports {
-			if v, ok := sc.data[ref]; ok {
-				values.DataObjects[ref] = v
-			}
-		}
-		for _, ref := range sub.TargetExports {
-			if t, ok := sc.targets[ref]; ok {
-				values.Targets[ref] = t
-			}
-		}
-	}
+	// Landscaper's export executions see every data object and target in
+	// the installation's context: its own imports as well as what its
+	// sub-installations exported.
+	maps.Copy(values.DataObjects, sc.data)
+	maps.Copy(values.Targets, sc.targets)
 	ex, err := bp.Exports(ctx, Input{Path: path, Imports: imp, State: rendered.State}, values)
 	if err != nil {
 		return n.fail(core.PhaseFailed, renderError(err))

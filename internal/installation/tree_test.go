@@ -131,7 +131,7 @@ func TestApplyRunsSiblingsInDataFlowOrderAndCollectsExports(t *testing.T) {
 		t.Fatalf("d exported %s\nwant %s", got, want)
 	}
 	objects, _ := st.Exports.Data["objects"].(map[string]any)
-	if len(objects) != 3 || objects["x"] == nil {
+	if len(objects) != 4 || objects["x"] == nil || objects["v"] != "hello" {
 		t.Fatalf("root export execution saw data objects %v", objects)
 	}
 	// One job ID, handed down to every node and execution.

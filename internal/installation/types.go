@@ -106,8 +106,9 @@ type Sub struct {
 type ExportValues struct {
 	// DeployItems holds the exports of the node's deploy items by name.
 	DeployItems map[string]any
-	// DataObjects and Targets hold what the sub-installations exported
-	// into the node's context.
+	// DataObjects and Targets hold every data object and target in the
+	// node's context, by name: its imports and what its sub-installations
+	// exported.
 	DataObjects map[string]any
 	Targets     map[string]*deployer.Target
 }
