@@ -19,6 +19,7 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/exec"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/mock"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
@@ -90,6 +91,7 @@ func Deployers() *deployer.Registry {
 	reg.Register(mock.New(), "landscaper.gardener.cloud/mock", "mock")
 	wd, _ := os.Getwd()
 	reg.Register(exec.New(exec.Options{DefaultWorkingDir: wd}), "exec")
+	reg.Register(helm.New(helm.Options{WorkingDir: wd}), helm.Type, helm.Alias)
 	reg.RegisterTargetType(target.KubernetesClusterType, target.CheckKubernetesCluster)
 	return reg
 }

@@ -1,0 +1,227 @@
+package helm
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
+)
+
+type fakeResolver struct {
+	data []byte
+	got  ResourceRef
+}
+
+func (f *fakeResolver) Resource(_ context.Context, ref ResourceRef) ([]byte, string, error) {
+	f.got = ref
+	return f.data, "application/vnd.cncf.helm.chart.content.v1.tar+gzip", nil
+}
+
+func TestLoadChartSources(t *testing.T) {
+	archive := helmtest.Archive(t, helmtest.Demo, "")
+	repo := helmtest.NewRepo(t)
+	repo.Add(t, helmtest.Archive(t, helmtest.Demo, "0.1.0"))
+	repo.Add(t, helmtest.Archive(t, helmtest.Demo, "0.2.0"))
+	reg := helmtest.NewRegistry(t)
+	ref := reg.Push(t, helmtest.Archive(t, helmtest.Demo, "0.3.0"))
+
+	dir := helmtest.Dir(t, helmtest.Demo)
+	tgz := filepath.Join(t.TempDir(), "demo.tgz")
+	if err := os.WriteFile(tgz, archive, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := &fakeResolver{data: helmtest.Archive(t, helmtest.Demo, "0.4.0")}
+	d := New(Options{Resources: res, WorkingDir: filepath.Dir(dir)})
+
+	cases := []struct {
+		name    string
+		chart   Chart
+		version string
+	}{
+		{"raw", Chart{Archive: &Archive{Raw: base64.StdEncoding.EncodeToString(archive)}}, "0.1.0"},
+		{"remote http", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: repo.URL + "/charts/demo-0.2.0.tgz"}}}, "0.2.0"},
+		{"directory path", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: dir}}}, "0.1.0"},
+		{"relative directory", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: "demo"}}}, "0.1.0"},
+		{"file url", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: "file://" + tgz}}}, "0.1.0"},
+		{"repo", Chart{HelmChartRepo: &HelmChartRepo{URL: repo.URL, Name: "demo", Version: "0.2.0"}}, "0.2.0"},
+		{"repo trailing slash", Chart{HelmChartRepo: &HelmChartRepo{URL: repo.URL + "/", Name: "demo", Version: "0.1.0"}}, "0.1.0"},
+		{"oci", Chart{Ref: ref}, "0.3.0"},
+		{"oci scheme", Chart{Ref: "oci://" + ref}, "0.3.0"},
+		{"resourceRef", Chart{ResourceRef: "a2V5"}, "0.4.0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ch, err := d.loadChart(t.Context(), &c.chart)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ch.Name() != "demo" || ch.Metadata.Version != c.version {
+				t.Fatalf("got %s %s", ch.Name(), ch.Metadata.Version)
+			}
+		})
+	}
+	if res.got.Key != "a2V5" {
+		t.Fatalf("resolver got %+v", res.got)
+	}
+}
+
+func TestLoadChartErrors(t *testing.T) {
+	repo := helmtest.NewRepo(t)
+	repo.Add(t, helmtest.Archive(t, helmtest.Demo, "0.1.0"))
+	reg := helmtest.NewRegistry(t)
+	d := New(Options{})
+	cases := []struct {
+		name      string
+		chart     Chart
+		want      string
+		transient bool
+	}{
+		{"not base64", Chart{Archive: &Archive{Raw: "!!"}}, "not base64", false},
+		{"not an archive", Chart{Archive: &Archive{Raw: base64.StdEncoding.EncodeToString([]byte("hello"))}}, "unable to load chart", false},
+		{"http 404", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: repo.URL + "/nope.tgz"}}}, "404", false},
+		{"missing path", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: "/does/not/exist"}}}, "no such file", false},
+		{"bad scheme", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: "ftp://x/y.tgz"}}}, "unsupported scheme", false},
+		{"repo unknown version", Chart{HelmChartRepo: &HelmChartRepo{URL: repo.URL, Name: "demo", Version: "9.9.9"}}, `version "9.9.9" not found`, false},
+		{"repo unknown chart", Chart{HelmChartRepo: &HelmChartRepo{URL: repo.URL, Name: "other", Version: "0.1.0"}}, `chart "other"`, false},
+		{"repo unreachable", Chart{HelmChartRepo: &HelmChartRepo{URL: "http://127.0.0.1:1", Name: "demo", Version: "0.1.0"}}, "unable to fetch", true},
+		{"oci missing", Chart{Ref: reg.Host + "/charts/none:1.0.0"}, "unable to pull chart", false},
+		{"component without resolver", Chart{ResourceRef: "a2V5"}, "no component", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := d.loadChart(t.Context(), &c.chart)
+			var ce *core.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("want *core.Error, got %v", err)
+			}
+			if !strings.Contains(ce.Message, c.want) || ce.Transient != c.transient {
+				t.Fatalf("got %q transient=%v, want %q transient=%v", ce.Message, ce.Transient, c.want, c.transient)
+			}
+		})
+	}
+}
+
+func TestRenderErrorNamesTemplateAndLine(t *testing.T) {
+	ch := helmtest.Load(t, helmtest.Archive(t, helmtest.Broken, ""))
+	c := &Config{Name: "r", Namespace: "ns"}
+	rv, err := renderValues(c, ch, map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = render(ch, rv, nil)
+	var ce *core.Error
+	if !errors.As(err, &ce) || ce.Transient || !reflect.DeepEqual(ce.Codes, []string{core.CodeConfigurationProblem}) {
+		t.Fatalf("want a terminal configuration problem, got %#v", err)
+	}
+	if !strings.Contains(ce.Message, "broken/templates/configmap.yaml:6") {
+		t.Fatalf("message does not name template and line: %s", ce.Message)
+	}
+	// The same error from helm's install is classified the same way.
+	he := helmError("Install", "unable to install helm chart release", errors.New(ce.Message))
+	if he.Transient || !strings.Contains(he.Message, "configmap.yaml:6") {
+		t.Fatalf("install error: %+v", he)
+	}
+	if he := helmError("Install", "x", errors.New("connection refused")); !he.Transient {
+		t.Fatalf("a cluster error must be transient: %+v", he)
+	}
+}
+
+func TestRenderAndValues(t *testing.T) {
+	ch := helmtest.Load(t, helmtest.Archive(t, helmtest.Demo, ""))
+	c := &Config{Name: "rel", Namespace: "ns", Values: json.RawMessage(`{"message":"hi","nested":{"extra":1}}`)}
+	vals, err := userValues(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err := renderValues(c, ch, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := render(ch, rv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := manifestObjects(ch, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.GetKind()+"/"+o.GetName())
+	}
+	if want := []string{"ConfigMap/rel-config", "Secret/rel-secret"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("objects %v, want %v", names, want)
+	}
+	data, _, _ := unstructuredString(objs[0].Object, "data", "color")
+	msg, _, _ := unstructuredString(objs[0].Object, "data", "message")
+	if data != "blue" || msg != "hi" {
+		t.Fatalf("values not merged over chart defaults: color=%q message=%q", data, msg)
+	}
+
+	exports := []Export{
+		{Key: "message", JSONPath: ".Values.message"},
+		{Key: "deep.color", JSONPath: "Values.nested.color"},
+		{Key: "deep.extra", JSONPath: ".Values.nested.extra"},
+		{Key: "nested", JSONPath: ".Values.nested"},
+		{Key: "release", JSONPath: ".Release.Name"},
+		{Key: "fromObject", JSONPath: ".data.x", FromResource: json.RawMessage(`{}`)},
+	}
+	got, err := valueExports(exports, rv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"message": "hi",
+		"deep":    map[string]any{"color": "blue", "extra": float64(1)},
+		"nested":  map[string]any{"color": "blue", "extra": float64(1)},
+		"release": "rel",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("exports %#v, want %#v", got, want)
+	}
+	if _, err := valueExports([]Export{{Key: "x", JSONPath: ".Values.absent"}}, rv); err == nil {
+		t.Fatal("a missing value must fail the export")
+	}
+}
+
+func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return "", false, nil
+		}
+		cur = m[p]
+	}
+	s, ok := cur.(string)
+	return s, ok, nil
+}
+
+func TestIsLoopback(t *testing.T) {
+	for ref, want := range map[string]bool{
+		"127.0.0.1:5000/charts/x:1": true, "localhost:5000/x:1": true, "[::1]:5000/x:1": true,
+		"example.com/x:1": false, "10.0.0.1:5000/x:1": false,
+	} {
+		if got := isLoopback(ref); got != want {
+			t.Errorf("%s: %v", ref, got)
+		}
+	}
+}
+
+func TestMergeMaps(t *testing.T) {
+	a := map[string]any{"x": map[string]any{"a": 1, "b": 1}, "y": 1}
+	b := map[string]any{"x": map[string]any{"b": 2}, "z": 3}
+	got := mergeMaps(a, b)
+	want := map[string]any{"x": map[string]any{"a": 1, "b": 2}, "y": 1, "z": 3}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%v", got)
+	}
+}

@@ -1,0 +1,244 @@
+// Package helmtest holds test servers for helm charts: a chart repository
+// (index.yaml and archives over HTTP) and an in-process OCI registry, both on
+// 127.0.0.1, plus the small charts the tests install. Tests of the helm
+// deployer and acceptance tests of the provider share them.
+package helmtest
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	helmregistry "helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v3/pkg/repo"
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed all:testdata
+var charts embed.FS
+
+// Charts the package holds: Demo renders a ConfigMap and a Secret from
+// values (message, nested.color); Broken fails to render.
+const (
+	Demo   = "demo"
+	Broken = "broken"
+)
+
+// Archive returns a chart as a .tgz, as `helm package` lays it out. With a
+// non-empty version the Chart.yaml version is replaced, so one chart can
+// be served in several versions.
+func Archive(tb testing.TB, name, version string) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	root := path.Join("testdata", name)
+	err := fs.WalkDir(charts, root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		data, err := charts.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(p, root+"/")
+		if rel == "Chart.yaml" && version != "" {
+			data = withVersion(tb, data, version)
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: name + "/" + rel, Mode: 0o644, Size: int64(len(data))}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err == nil {
+		err = tw.Close()
+	}
+	if err == nil {
+		err = gz.Close()
+	}
+	if err != nil {
+		tb.Fatalf("packaging chart %s: %v", name, err)
+	}
+	return buf.Bytes()
+}
+
+func withVersion(tb testing.TB, chartYAML []byte, version string) []byte {
+	var m map[string]any
+	if err := yaml.Unmarshal(chartYAML, &m); err != nil {
+		tb.Fatal(err)
+	}
+	m["version"] = version
+	out, err := yaml.Marshal(m)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// ArchiveBase64 is Archive as chart.archive.raw wants it.
+func ArchiveBase64(tb testing.TB, name, version string) string {
+	return base64.StdEncoding.EncodeToString(Archive(tb, name, version))
+}
+
+// Dir writes a chart as a directory under a fresh temporary directory and
+// returns its path.
+func Dir(tb testing.TB, name string) string {
+	tb.Helper()
+	dst := filepath.Join(tb.TempDir(), name)
+	root := path.Join("testdata", name)
+	err := fs.WalkDir(charts, root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, filepath.FromSlash(strings.TrimPrefix(p, root)))
+		if de.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := charts.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o600)
+	})
+	if err != nil {
+		tb.Fatalf("writing chart %s: %v", name, err)
+	}
+	return dst
+}
+
+// Repo is a helm chart repository on 127.0.0.1.
+type Repo struct {
+	URL    string
+	server *httptest.Server
+
+	mu       sync.Mutex
+	index    *repo.IndexFile
+	archives map[string][]byte
+	requests []string
+}
+
+// NewRepo starts an empty chart repository, stopped when the test ends.
+// Archives are served under charts/ and listed in index.yaml with URLs
+// relative to the repository, as `helm repo index` writes them.
+func NewRepo(tb testing.TB) *Repo {
+	tb.Helper()
+	r := &Repo{index: repo.NewIndexFile(), archives: map[string][]byte{}}
+	r.server = httptest.NewServer(http.HandlerFunc(r.serve))
+	r.URL = r.server.URL
+	tb.Cleanup(r.server.Close)
+	return r
+}
+
+// Add publishes a chart archive.
+func (r *Repo) Add(tb testing.TB, archive []byte) {
+	tb.Helper()
+	ch, err := loader.LoadArchive(bytes.NewReader(archive))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sum := sha256.Sum256(archive)
+	file := fmt.Sprintf("charts/%s-%s.tgz", ch.Name(), ch.Metadata.Version)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.index.MustAdd(ch.Metadata, file, "", hex.EncodeToString(sum[:])); err != nil {
+		tb.Fatal(err)
+	}
+	r.index.SortEntries()
+	r.archives["/"+file] = archive
+}
+
+// Requests lists the paths requested so far.
+func (r *Repo) Requests() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.requests...)
+}
+
+func (r *Repo) serve(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.requests = append(r.requests, req.URL.Path)
+	if req.URL.Path == "/index.yaml" {
+		data, err := yaml.Marshal(r.index)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write(data)
+		return
+	}
+	if data, ok := r.archives[req.URL.Path]; ok {
+		w.Header().Set("Content-Type", "application/gzip")
+		_, _ = w.Write(data)
+		return
+	}
+	http.NotFound(w, req)
+}
+
+// Registry is an OCI registry on 127.0.0.1, in process.
+type Registry struct {
+	// Host is host:port, as OCI references begin.
+	Host   string
+	server *httptest.Server
+}
+
+// NewRegistry starts an empty OCI registry, stopped when the test ends.
+func NewRegistry(tb testing.TB) *Registry {
+	tb.Helper()
+	s := httptest.NewServer(registry.New(registry.Logger(discardLogger())))
+	tb.Cleanup(s.Close)
+	return &Registry{Host: strings.TrimPrefix(s.URL, "http://"), server: s}
+}
+
+// Push pushes a chart archive with helm's registry client, as `helm push`
+// does, and returns its reference without scheme (host/charts/name:version).
+func (r *Registry) Push(tb testing.TB, archive []byte) string {
+	tb.Helper()
+	ch, err := loader.LoadArchive(bytes.NewReader(archive))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	client, err := helmregistry.NewClient(helmregistry.ClientOptPlainHTTP(),
+		helmregistry.ClientOptCredentialsFile(filepath.Join(tb.TempDir(), "config.json")))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ref := fmt.Sprintf("%s/charts/%s:%s", r.Host, ch.Name(), ch.Metadata.Version)
+	if _, err := client.Push(archive, ref); err != nil {
+		tb.Fatalf("pushing %s: %v", ref, err)
+	}
+	return ref
+}
+
+// Load is loader.LoadArchive for tests.
+func Load(tb testing.TB, archive []byte) *chart.Chart {
+	tb.Helper()
+	ch, err := loader.LoadArchive(bytes.NewReader(archive))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ch
+}
+
+// discardLogger keeps the registry's request log out of test output.
+func discardLogger() *log.Logger { return log.New(io.Discard, "", 0) }

@@ -1,0 +1,181 @@
+//go:build unix
+
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/testenv"
+)
+
+// The helm acceptance tests start the control plane on first use. Its
+// processes die with the test binary.
+var (
+	helmEnvOnce sync.Once
+	helmEnv     *testenv.Env
+	helmEnvErr  error
+)
+
+func helmCluster(t *testing.T) (kubeconfigPath string, cs kubernetes.Interface) {
+	t.Helper()
+	helmEnvOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		defer cancel()
+		helmEnv, helmEnvErr = testenv.Start(ctx, testenv.Options{})
+	})
+	if helmEnvErr != nil {
+		t.Fatalf("testenv: %v", helmEnvErr)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, []byte(helmEnv.Kubeconfig()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := clientcmd.RESTConfigFromKubeConfig([]byte(helmEnv.Kubeconfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err = kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, cs
+}
+
+// Landscaper's helm deploy items, unchanged, through Terraform: a chart
+// directory next to the configuration and a chart in an OCI registry;
+// an upgrade with changed values; exports from values; destroy uninstalls.
+func TestAccExecution_helm(t *testing.T) {
+	kubeconfig, cs := helmCluster(t)
+	chartDir := helmtest.Dir(t, helmtest.Demo)
+	reg := helmtest.NewRegistry(t)
+	ref := reg.Push(t, helmtest.Archive(t, helmtest.Demo, "1.2.3"))
+
+	config := func(message string) string {
+		return fmt.Sprintf(`
+resource "landscaper_execution" "app" {
+  name = "helm-acc"
+  targets = {
+    cluster = {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = file(%[1]q) })
+    }
+  }
+  deploy_items = {
+    local = {
+      type   = "landscaper.gardener.cloud/helm"
+      target = "cluster"
+      config = yamlencode({
+        apiVersion      = "helm.deployer.landscaper.gardener.cloud/v1alpha1"
+        kind            = "ProviderConfiguration"
+        name            = "local"
+        namespace       = "acc-helm"
+        createNamespace = true
+        chart           = { archive = { remote = { url = %[2]q } } }
+        values          = { message = %[4]q }
+        exports = { exports = [
+          { key = "message", jsonPath = ".Values.message" },
+          { key = "color", jsonPath = ".Values.nested.color" },
+        ] }
+      })
+    }
+    oci = {
+      type       = "helm"
+      target     = "cluster"
+      depends_on = ["local"]
+      config = yamlencode({
+        name      = "oci"
+        namespace = "acc-helm"
+        chart     = { ref = %[3]q }
+        values    = { message = "from-oci" }
+        helmDeploymentConfig = { install = { wait = true, timeout = "2m" } }
+      })
+    }
+  }
+}
+`, kubeconfig, chartDir, ref, message)
+	}
+	app := "landscaper_execution.app"
+	configMap := func(name, want string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			cm, err := cs.CoreV1().ConfigMaps("acc-helm").Get(context.Background(), name+"-config", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if cm.Data["message"] != want {
+				return fmt.Errorf("%s: message %q, want %q", name, cm.Data["message"], want)
+			}
+			return nil
+		}
+	}
+	succeeded := func(item string) statecheck.StateCheck {
+		return statecheck.ExpectKnownValue(app,
+			tfjsonpath.New("status").AtMapKey("deploy_items").AtMapKey(item).AtMapKey("phase"),
+			knownvalue.StringExact("Succeeded"))
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			for _, n := range []string{"local", "oci"} {
+				_, err := cs.CoreV1().ConfigMaps("acc-helm").Get(context.Background(), n+"-config", metav1.GetOptions{})
+				if !apierrors.IsNotFound(err) {
+					return fmt.Errorf("%s still installed after destroy: %v", n, err)
+				}
+			}
+			l, err := cs.CoreV1().Secrets("acc-helm").List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm"})
+			if err != nil {
+				return err
+			}
+			if len(l.Items) != 0 {
+				return fmt.Errorf("%d helm release records left", len(l.Items))
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: config("one"),
+				Check:  resource.ComposeTestCheckFunc(configMap("local", "one"), configMap("oci", "from-oci")),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("local"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+						"message": knownvalue.StringExact("one"),
+						"color":   knownvalue.StringExact("blue"),
+					})),
+					succeeded("oci"),
+				},
+			},
+			{
+				Config: config("two"),
+				Check: resource.ComposeTestCheckFunc(configMap("local", "two"), func(*terraform.State) error {
+					l, err := cs.CoreV1().Secrets("acc-helm").List(context.Background(),
+						metav1.ListOptions{LabelSelector: "owner=helm,name=local,status=deployed,version=2"})
+					if err != nil {
+						return err
+					}
+					if len(l.Items) != 1 {
+						return fmt.Errorf("release local is not at revision 2")
+					}
+					return nil
+				}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("local").AtMapKey("message"), knownvalue.StringExact("two")),
+				},
+			},
+		},
+	})
+}
