@@ -344,3 +344,30 @@ func TestLoadResource(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestCacheLoadsOnce(t *testing.T) {
+	set, root := loadSet(t)
+	c := NewCache()
+	a, err := c.Resource(set, root, "blueprint-root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Resource(set, root, "cd://resources/blueprint-root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Error("the same resource was loaded twice")
+	}
+	d1, err := c.Dir("testdata/blueprints/full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, _ := c.Dir("./testdata/blueprints/full/")
+	if d1 != d2 {
+		t.Error("the same directory was loaded twice")
+	}
+	if _, err := c.Dir("testdata/nope"); err == nil {
+		t.Error("expected an error for a missing directory")
+	}
+}

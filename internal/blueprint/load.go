@@ -266,6 +266,10 @@ func LoadResource(set *component.Set, comp *component.Component, ref string) (*B
 	if err != nil {
 		return nil, err
 	}
+	return loadResource(c, r)
+}
+
+func loadResource(c *component.Component, r *component.Resource) (*Blueprint, error) {
 	blob, err := r.Content(c)
 	if err != nil {
 		return nil, err

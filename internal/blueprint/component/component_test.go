@@ -179,7 +179,8 @@ func TestDescriptorShape(t *testing.T) {
 		t.Errorf("labels = %+v", c.Labels)
 	}
 	bp := c.Resources[0]
-	if bp.Access["type"] != "localBlob" || !strings.HasPrefix(bp.Access["localReference"].(string), "sha256.") ||
+	localRef, _ := bp.Access["localReference"].(string)
+	if bp.Access["type"] != "localBlob" || !strings.HasPrefix(localRef, "sha256.") ||
 		bp.Digest["normalisationAlgorithm"] != "genericBlobDigest/v1" || bp.Relation != "local" {
 		t.Errorf("blueprint resource = %+v", bp)
 	}
@@ -197,8 +198,12 @@ func TestDescriptorShape(t *testing.T) {
 		t.Fatalf("components = %v", list)
 	}
 	// Each call builds fresh maps.
-	root.Descriptor()["component"].(map[string]any)["name"] = "mutated"
-	if root.Descriptor()["component"].(map[string]any)["name"] != "example.com/root" {
+	name := func(cd map[string]any) map[string]any {
+		m, _ := cd["component"].(map[string]any)
+		return m
+	}
+	name(root.Descriptor())["name"] = "mutated"
+	if name(root.Descriptor())["name"] != "example.com/root" {
 		t.Error("descriptor maps are shared")
 	}
 }

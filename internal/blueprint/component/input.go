@@ -166,7 +166,7 @@ func (p *packer) included(name string) (bool, error) {
 
 const maxLinkDepth = 32
 
-func (p *packer) add(name, real string, depth int) error {
+func (p *packer) add(name, src string, depth int) error {
 	if depth > maxLinkDepth {
 		return fmt.Errorf("%s: too many levels of symbolic links or directories", name)
 	}
@@ -179,7 +179,7 @@ func (p *packer) add(name, real string, depth int) error {
 			return nil
 		}
 	}
-	fi, err := os.Lstat(real)
+	fi, err := os.Lstat(src)
 	if err != nil {
 		return err
 	}
@@ -194,12 +194,12 @@ func (p *packer) add(name, real string, depth int) error {
 				return err
 			}
 		}
-		entries, err := os.ReadDir(real)
+		entries, err := os.ReadDir(src)
 		if err != nil {
 			return err
 		}
 		for _, e := range entries { // ReadDir sorts by name
-			if err := p.add(path.Join(name, e.Name()), filepath.Join(real, e.Name()), depth+1); err != nil {
+			if err := p.add(path.Join(name, e.Name()), filepath.Join(src, e.Name()), depth+1); err != nil {
 				return err
 			}
 		}
@@ -214,7 +214,7 @@ func (p *packer) add(name, real string, depth int) error {
 		if err := p.tw.WriteHeader(hdr); err != nil {
 			return err
 		}
-		f, err := os.Open(real)
+		f, err := os.Open(src)
 		if err != nil {
 			return err
 		}
@@ -229,13 +229,13 @@ func (p *packer) add(name, real string, depth int) error {
 		return nil
 	case fi.Mode()&os.ModeSymlink != 0:
 		if p.in.FollowSymlinks != nil && *p.in.FollowSymlinks {
-			target, err := filepath.EvalSymlinks(real)
+			target, err := filepath.EvalSymlinks(src)
 			if err != nil {
 				return fmt.Errorf("cannot follow symlink %s: %w", name, err)
 			}
 			return p.add(name, target, depth+1)
 		}
-		link, err := os.Readlink(real)
+		link, err := os.Readlink(src)
 		if err != nil {
 			return err
 		}
