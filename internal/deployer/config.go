@@ -3,7 +3,11 @@ package deployer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -25,15 +29,117 @@ func NormalizeConfig(text string) (json.RawMessage, error) {
 	return out, nil
 }
 
-// DecodeStrict decodes normalised config into v and rejects unknown fields,
-// so a typo in a field name is a plan-time error instead of a silent default.
+// DecodeStrict decodes normalised config into v. Type errors are errors.
+// Unknown fields are not: Landscaper decodes deployer configs leniently,
+// and real blueprints carry fields a deployer does not know. v is decoded
+// as Landscaper would, and an *UnknownFieldsError names the fields, so a
+// typo still shows up at plan time, as a warning (see IsWarning).
 func DecodeStrict(config json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(config))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := json.Unmarshal(config, v); err != nil {
 		return fmt.Errorf("invalid config: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
+	var unknown []string
+	for {
+		dec := json.NewDecoder(bytes.NewReader(config))
+		dec.DisallowUnknownFields()
+		err := dec.Decode(reflectNew(v))
+		field, ok := unknownField(err)
+		if !ok || slices.Contains(unknown, field) {
+			break
+		}
+		unknown = append(unknown, field)
+		config = withoutField(config, field)
+		if config == nil {
+			break
+		}
+	}
+	if len(unknown) > 0 {
+		return &UnknownFieldsError{Fields: unknown}
+	}
 	return nil
+}
+
+// UnknownFieldsError names config fields the deployer does not know. It is
+// a warning, not a failure: see DecodeStrict.
+type UnknownFieldsError struct {
+	Fields []string
+}
+
+func (e *UnknownFieldsError) Error() string {
+	return fmt.Sprintf("unknown field %s: this deployer ignores it (a typo?)", strings.Join(quoteAll(e.Fields), ", "))
+}
+
+// IsWarning reports whether a deployer's validation error only warns.
+func IsWarning(err error) bool {
+	var uf *UnknownFieldsError
+	return errors.As(err, &uf)
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
+// unknownField reads the field name out of encoding/json's error for a
+// field DisallowUnknownFields rejected.
+func unknownField(err error) (string, bool) {
+	if err == nil {
+		return "", false
+	}
+	const prefix = "json: unknown field "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return "", false
+	}
+	name, uerr := strconv.Unquote(strings.TrimPrefix(msg, prefix))
+	return name, uerr == nil
+}
+
+// withoutField removes every object key named field, at any depth, so the
+// next strict decode reports the next unknown field; nil when nothing
+// changed.
+func withoutField(config json.RawMessage, field string) json.RawMessage {
+	var v any
+	if json.Unmarshal(config, &v) != nil {
+		return nil
+	}
+	changed := false
+	var walk func(any)
+	walk = func(x any) {
+		switch t := x.(type) {
+		case map[string]any:
+			if _, ok := t[field]; ok {
+				delete(t, field)
+				changed = true
+			}
+			for _, e := range t {
+				walk(e)
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	if !changed {
+		return nil
+	}
+	out, _ := json.Marshal(v)
+	return out
+}
+
+// reflectNew returns a pointer to a fresh value of v's type, so probing
+// for unknown fields does not touch what v was decoded into.
+func reflectNew(v any) any {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return new(any)
+	}
+	return reflect.New(t.Elem()).Interface()
 }
 
 func firstLine(s string) string {

@@ -1,6 +1,7 @@
 package deployer
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -52,5 +53,28 @@ func TestRegistry(t *testing.T) {
 	}
 	if got := strings.Join(r.Types(), ","); got != "landscaper.gardener.cloud/mock,mock" {
 		t.Fatalf("types %s", got)
+	}
+}
+
+func TestDecodeStrictWarnsAboutEveryUnknownField(t *testing.T) {
+	type inner struct {
+		B int `json:"b"`
+	}
+	var v struct {
+		A     int   `json:"a"`
+		Inner inner `json:"inner"`
+	}
+	err := DecodeStrict(json.RawMessage(`{"a":1,"x":2,"inner":{"b":3,"y":4}}`), &v)
+	if !IsWarning(err) || !strings.Contains(err.Error(), `"x"`) || !strings.Contains(err.Error(), `"y"`) {
+		t.Fatalf("err %v", err)
+	}
+	if v.A != 1 || v.Inner.B != 3 {
+		t.Fatalf("decoded %+v", v)
+	}
+	if err := DecodeStrict(json.RawMessage(`{"a":"one"}`), &v); err == nil || IsWarning(err) {
+		t.Fatalf("a type error must be an error: %v", err)
+	}
+	if err := DecodeStrict(json.RawMessage(`{"a":1}`), &v); err != nil {
+		t.Fatalf("clean config: %v", err)
 	}
 }

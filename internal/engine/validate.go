@@ -25,11 +25,14 @@ const (
 	FieldTarget    Field = "target"
 )
 
-// Problem is a plan-time error about one field of one deploy item.
+// Problem is a plan-time error about one field of one deploy item, or
+// only a warning (a config field the deployer does not know: Landscaper
+// ignores those, so real blueprints carry them).
 type Problem struct {
 	Item    string
 	Field   Field
 	Message string
+	Warning bool
 }
 
 func (p Problem) Error() string {
@@ -47,26 +50,26 @@ func Validate(ex Execution, reg *deployer.Registry) []Problem {
 		spec := ex.Items[name]
 		d, ok := reg.Get(spec.Type)
 		if !ok {
-			out = append(out, Problem{name, FieldType, fmt.Sprintf("unknown deploy item type %q; known types: %s",
+			out = append(out, Problem{Item: name, Field: FieldType, Message: fmt.Sprintf("unknown deploy item type %q; known types: %s",
 				spec.Type, strings.Join(reg.Types(), ", "))})
 		} else if spec.Config != nil {
 			if err := d.Validate(spec.Config); err != nil {
-				out = append(out, Problem{name, FieldConfig, errorMessage(err)})
+				out = append(out, Problem{Item: name, Field: FieldConfig, Message: errorMessage(err), Warning: deployer.IsWarning(err)})
 			}
 		}
 		if p := targetProblem(d, spec.Target); p != "" {
-			out = append(out, Problem{name, FieldTarget, p})
+			out = append(out, Problem{Item: name, Field: FieldTarget, Message: p})
 		}
 		seen := map[string]bool{}
 		for _, dep := range spec.DependsOn {
 			switch {
 			case dep == name:
-				out = append(out, Problem{name, FieldDependsOn, "a deploy item cannot depend on itself"})
+				out = append(out, Problem{Item: name, Field: FieldDependsOn, Message: "a deploy item cannot depend on itself"})
 			case seen[dep]:
-				out = append(out, Problem{name, FieldDependsOn, fmt.Sprintf("%q is listed twice", dep)})
+				out = append(out, Problem{Item: name, Field: FieldDependsOn, Message: fmt.Sprintf("%q is listed twice", dep)})
 			default:
 				if _, ok := ex.Items[dep]; !ok {
-					out = append(out, Problem{name, FieldDependsOn, fmt.Sprintf("%q is not a deploy item of this execution; known items: %s",
+					out = append(out, Problem{Item: name, Field: FieldDependsOn, Message: fmt.Sprintf("%q is not a deploy item of this execution; known items: %s",
 						dep, strings.Join(names, ", "))})
 				}
 			}
@@ -74,7 +77,7 @@ func Validate(ex Execution, reg *deployer.Registry) []Problem {
 		}
 	}
 	if cycle := FindCycle(ex.Items); cycle != nil {
-		out = append(out, Problem{cycle[0], FieldDependsOn, "dependency cycle: " + strings.Join(cycle, " -> ")})
+		out = append(out, Problem{Item: cycle[0], Field: FieldDependsOn, Message: "dependency cycle: " + strings.Join(cycle, " -> ")})
 	}
 	return out
 }

@@ -28,6 +28,8 @@ type Plan struct {
 	// then the exports it keeps.
 	Noop    bool
 	Exports Exports
+	// Warnings are what rendering the node warned about.
+	Warnings []string
 }
 
 // AllKnown reports whether every node of the plan was rendered.
@@ -85,7 +87,7 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 	if err != nil {
 		return nil, &PathError{Path: path, Err: err}
 	}
-	p := &Plan{Path: path, Known: true}
+	p := &Plan{Path: path, Known: true, Warnings: rendered.Warnings}
 	var prevEx engine.Status
 	var prevSubs map[string]*Status
 	if prev != nil {

@@ -70,6 +70,9 @@ type Rendered struct {
 	Subs []Sub
 	// State is the template state to keep for the next run.
 	State map[string]json.RawMessage
+	// Warnings are plan-time warnings (deployer config fields nobody
+	// knows, say); they do not stop anything.
+	Warnings []string
 }
 
 // Sub is a sub-installation as its parent's blueprint declares it: which

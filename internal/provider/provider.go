@@ -22,6 +22,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/mock"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
@@ -58,7 +59,9 @@ func newProvider(version string) *Provider {
 		t:         objectType(&installationResource{}),
 		deployers: p.deployers,
 		engine:    p.engine.Load,
-		load:      render.Load,
+	}
+	p.installations.load = func(ctx context.Context, src render.Source) (installation.Blueprint, error) {
+		return render.Load(ctx, src, render.Options{Deployers: p.deployers, Templates: templateExecutor})
 	}
 	return p
 }
@@ -144,3 +147,6 @@ func (p *Provider) Resources(context.Context) []func() resource.Resource {
 func (p *Provider) DataSources(context.Context) []func() datasource.DataSource {
 	return nil
 }
+
+// templateExecutor runs blueprint template executions.
+var templateExecutor render.Executor

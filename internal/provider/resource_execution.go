@@ -102,7 +102,7 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					},
 					"config": schema.StringAttribute{
 						MarkdownDescription: "Deployer configuration as JSON or YAML text (for example from `jsonencode`). " +
-							"Checked by the deployer at plan time; unknown fields are errors. Empty means `{}`.",
+							"Checked by the deployer at plan time: type errors fail the plan, unknown fields only warn (Landscaper ignores them). Empty means `{}`.",
 						Optional: true,
 					},
 					"depends_on": schema.ListAttribute{
@@ -299,6 +299,10 @@ func (x *executions) validate(_ context.Context, config tftypes.Value) problems 
 	for _, p := range engine.Validate(ex, x.deployers) {
 		if !graphKnown && p.Field == engine.FieldDependsOn {
 			continue // a "missing" item may be one whose type is not known yet
+		}
+		if p.Warning {
+			ps.warn(itemPath(p.Item, fieldAttribute[p.Field]), "Deploy item "+fieldAttribute[p.Field]+" has unknown fields", p.Message)
+			continue
 		}
 		ps.add(itemPath(p.Item, fieldAttribute[p.Field]), "Invalid deploy item "+fieldAttribute[p.Field], p.Message)
 	}

@@ -2,13 +2,18 @@
 // loads a blueprint (from a directory, inline files, or a resource of a
 // component), validates imports against the blueprint's declarations,
 // renders deploy items and sub-installations with Landscaper's template
-// executors, and computes exports.
+// executors, and computes and validates exports.
 package render
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/blueprint"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/blueprint/component"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 )
 
@@ -31,10 +36,94 @@ type Source struct {
 	Component  *Component
 }
 
-// Load loads the root blueprint of an installation.
-func Load(ctx context.Context, src Source) (installation.Blueprint, error) {
-	_ = ctx
-	return nil, errors.New("blueprint loading is not available yet")
+// Options are what rendering needs besides the blueprint.
+type Options struct {
+	// Deployers checks the deploy items a blueprint renders, at plan time.
+	Deployers *deployer.Registry
+	// Templates runs template executions.
+	Templates Executor
+}
+
+// Load loads the root blueprint of an installation, and its component.
+// Every file is read once per call: one Load serves one RPC.
+func Load(_ context.Context, src Source, opts Options) (installation.Blueprint, error) {
+	if opts.Templates == nil {
+		return nil, errors.New("no template executor is configured")
+	}
+	l := &loader{cache: blueprint.NewCache(), opts: opts}
+	var comp *component.Component
+	if c := src.Component; c != nil {
+		set, err := loadConstructors(c.Constructors)
+		if err != nil {
+			return nil, err
+		}
+		comp, err = set.Component(c.Name, c.Version)
+		if err != nil {
+			return nil, &SourceError{Field: "component", Err: err}
+		}
+		l.set = set
+	}
+	var bp *blueprint.Blueprint
+	var err error
+	switch {
+	case src.Path != "":
+		bp, err = l.cache.Dir(src.Path)
+		if err != nil {
+			return nil, &SourceError{Field: "path", Err: err}
+		}
+	case src.Filesystem != nil:
+		files := make(map[string][]byte, len(src.Filesystem))
+		for k, v := range src.Filesystem {
+			files[k] = []byte(v)
+		}
+		bp, err = blueprint.LoadFiles("(inline)", files)
+		if err != nil {
+			return nil, &SourceError{Field: "filesystem", Err: err}
+		}
+	case src.Ref != "":
+		if l.set == nil {
+			return nil, &SourceError{Field: "ref", Err: errors.New("a blueprint ref needs a component")}
+		}
+		bp, err = l.cache.Resource(l.set, comp, src.Ref)
+		if err != nil {
+			return nil, &SourceError{Field: "ref", Err: err}
+		}
+	default:
+		return nil, &SourceError{Field: "path", Err: errors.New("no blueprint given: set path, filesystem or ref")}
+	}
+	return l.node(bp, comp, blueprintDef(src)), nil
+}
+
+// loadConstructors loads constructor files, blaming the file a problem
+// is in when the message names one (resource inputs are read relative to
+// their constructor, so most problems are some file's).
+func loadConstructors(paths []string) (*component.Set, error) {
+	set, err := component.LoadFiles(paths...)
+	if err == nil {
+		return set, nil
+	}
+	for i, p := range paths {
+		if strings.Contains(err.Error(), "constructor "+p+":") {
+			return nil, &SourceError{Field: "constructors", Index: i, Err: err}
+		}
+	}
+	return nil, &SourceError{Field: "constructors", Index: -1, Err: err}
+}
+
+// blueprintDef is what templates see as blueprintDef: how the installation
+// names its blueprint.
+func blueprintDef(src Source) map[string]any {
+	switch {
+	case src.Ref != "":
+		return map[string]any{"ref": map[string]any{"resourceName": src.Ref}}
+	case src.Filesystem != nil:
+		fs := make(map[string]any, len(src.Filesystem))
+		for k, v := range src.Filesystem {
+			fs[k] = v
+		}
+		return map[string]any{"inline": map[string]any{"filesystem": fs}}
+	}
+	return map[string]any{}
 }
 
 // ImportKind says which attribute an import comes from.
@@ -64,14 +153,14 @@ type ImportError struct {
 func (e *ImportError) Error() string {
 	msg := "invalid imports:"
 	for _, p := range e.Problems {
-		msg += " " + string(p.Kind) + " import " + p.Name + ": " + p.Message + ";"
+		msg += fmt.Sprintf(" %s import %q: %s;", p.Kind, p.Name, p.Message)
 	}
 	return msg
 }
 
 // SourceError is a problem with where the blueprint or component comes
-// from: Field is "path", "filesystem", "ref", or "constructors" (with
-// Index the constructor's position).
+// from: Field is "path", "filesystem", "ref", "component" or "constructors"
+// (with Index the constructor's position, -1 when no single file is to blame).
 type SourceError struct {
 	Field string
 	Key   string

@@ -106,9 +106,10 @@ func parseConfig(raw json.RawMessage) (*config, error) {
 		return nil, configProblem("config must be an object with at least a command")
 	}
 	var c config
-	if err := deployer.DecodeStrict(raw, &c); err != nil {
+	warning := deployer.DecodeStrict(raw, &c)
+	if warning != nil && !deployer.IsWarning(warning) {
 		// The decoder speaks of Go types; spell out what is expected instead.
-		return nil, configProblem("%v (fields: command: list of strings; env: object with string values; workingDir: string; importValues: any value)", err)
+		return nil, configProblem("%v (fields: command: list of strings; env: object with string values; workingDir: string; importValues: any value)", warning)
 	}
 	if len(c.Command) == 0 {
 		return nil, configProblem("command is required: list the program and its arguments, e.g. [\"sh\", \"-c\", \"...\"]")
@@ -121,7 +122,8 @@ func parseConfig(raw json.RawMessage) (*config, error) {
 			return nil, configProblem("env: invalid variable name %q", k)
 		}
 	}
-	return &c, nil
+	// Unknown fields only warn: returned with the config, for Validate.
+	return &c, warning
 }
 
 // Validate checks the config without touching the file system.
@@ -144,7 +146,7 @@ func (d *Deployer) run(ctx context.Context, op core.Operation, req deployer.Requ
 	// Until a new state has been packed, returning the old one loses nothing.
 	keep := deployer.Result{State: req.State}
 	cfg, err := parseConfig(req.Config)
-	if err != nil {
+	if err != nil && !deployer.IsWarning(err) {
 		return keep, err
 	}
 	dir, err := d.workingDir(cfg.WorkingDir)

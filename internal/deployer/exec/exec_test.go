@@ -111,7 +111,6 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", `{"command":["sh","-c","true"],"env":{"A":"b"},"workingDir":"x","importValues":{"a":[1]}}`, ""},
 		{"valid minimal", `{"command":["true"]}`, ""},
-		{"unknown field", `{"command":["true"],"cmd":"x"}`, `unknown field "cmd"`},
 		{"missing command", `{"env":{}}`, "command is required"},
 		{"null command", `{"command":null}`, "command is required"},
 		{"empty command", `{"command":[]}`, "command is required"},
@@ -515,4 +514,18 @@ func TestDeleteIsNotBlockedByState(t *testing.T) {
 	// RECONCILE still refuses a broken state: it would lose data.
 	_, err = d.Reconcile(context.Background(), deployer.Request{State: []byte("not a gzip tar"), Config: shConfig(t, "true", nil)})
 	wantError(t, err, false, "InvalidState")
+}
+
+// Landscaper decodes deployer configs leniently: an unknown field warns at
+// plan time and is ignored when the item runs.
+func TestUnknownFieldsWarnAndAreIgnored(t *testing.T) {
+	d := New(Options{})
+	cfg := json.RawMessage(`{"command":["true"],"cmd":"x"}`)
+	err := d.Validate(cfg)
+	if !deployer.IsWarning(err) || !strings.Contains(err.Error(), `unknown field "cmd"`) {
+		t.Fatalf("Validate: %v, want a warning naming cmd", err)
+	}
+	if _, err := d.Reconcile(context.Background(), deployer.Request{Operation: core.OperationReconcile, Config: cfg, Item: "i"}); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
 }

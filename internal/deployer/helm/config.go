@@ -166,13 +166,15 @@ func (c *Config) allExports() []Export {
 // parseConfig decodes and validates a config, rejecting unknown fields.
 func parseConfig(raw json.RawMessage) (*Config, error) {
 	var c Config
-	if err := deployer.DecodeStrict(raw, &c); err != nil {
-		return nil, err
+	warning := deployer.DecodeStrict(raw, &c)
+	if warning != nil && !deployer.IsWarning(warning) {
+		return nil, warning
 	}
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	return &c, nil
+	// Unknown fields only warn: returned with the config, for Validate.
+	return &c, warning
 }
 
 // validate applies Landscaper's validation of a ProviderConfiguration, plus

@@ -87,14 +87,16 @@ func (d *Deployer) TargetTypes() []string { return []string{target.KubernetesClu
 
 // Validate checks a config at plan time, without side effects.
 func (d *Deployer) Validate(config json.RawMessage) error {
-	c, err := parseConfig(config)
-	if err != nil {
-		return err
+	c, warning := parseConfig(config)
+	if warning != nil && !deployer.IsWarning(warning) {
+		return warning
 	}
 	if d.opts.Kube != nil {
-		return d.opts.Kube.Validate(c.ReadinessChecks, c.DeletionGroups, c.DeletionGroupsDuringUpdate, c.allExports())
+		if err := d.opts.Kube.Validate(c.ReadinessChecks, c.DeletionGroups, c.DeletionGroupsDuringUpdate, c.allExports()); err != nil {
+			return err
+		}
 	}
-	return nil
+	return warning
 }
 
 // state is what the deployer keeps between runs of an item.
@@ -197,7 +199,7 @@ func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deploye
 	st := loadState(req.State)
 	res := deployer.Result{State: req.State}
 	c, err := parseConfig(req.Config)
-	if err != nil {
+	if err != nil && !deployer.IsWarning(err) {
 		return res, asConfigProblem(err)
 	}
 	cfg, err := d.restConfig(req)
@@ -371,7 +373,7 @@ func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.R
 	st := loadState(req.State)
 	res := deployer.Result{State: req.State}
 	c, err := parseConfig(req.Config)
-	if err != nil {
+	if err != nil && !deployer.IsWarning(err) {
 		if st.Name == "" {
 			return res, asConfigProblem(err)
 		}

@@ -114,7 +114,7 @@ func (d *Deployer) Validate(cfg json.RawMessage) error {
 // or a terminal MockFailed error (phase Failed).
 func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deployer.Result, error) {
 	s, err := parse(req.Config)
-	if err != nil {
+	if err != nil && !deployer.IsWarning(err) {
 		return deployer.Result{}, err
 	}
 	if err := wait(ctx, s.duration); err != nil {
@@ -141,7 +141,7 @@ func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deploye
 // phase plays no part: an item with phase Failed can be deleted.
 func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.Result, error) {
 	s, err := parse(req.Config)
-	if err != nil {
+	if err != nil && !deployer.IsWarning(err) {
 		return deployer.Result{}, err
 	}
 	if err := wait(ctx, s.duration); err != nil {
@@ -207,8 +207,9 @@ func parse(cfg json.RawMessage) (spec, error) {
 		return s, configError("config is not valid JSON")
 	}
 	var raw config
-	if err := deployer.DecodeStrict(trimmed, &raw); err != nil {
-		return s, configError(err.Error())
+	warning := deployer.DecodeStrict(trimmed, &raw)
+	if warning != nil && !deployer.IsWarning(warning) {
+		return s, configError(warning.Error())
 	}
 
 	if raw.APIVersion != "" && raw.APIVersion != APIVersion {
@@ -244,7 +245,8 @@ func parse(cfg json.RawMessage) (spec, error) {
 	if present(raw.Export) {
 		s.export = raw.Export
 	}
-	return s, nil
+	// Unknown fields only warn: the spec is good, and Validate says so.
+	return s, warning
 }
 
 // finalPhase checks a requested phase and reports whether it is Failed.

@@ -64,7 +64,6 @@ func TestValidate(t *testing.T) {
 		{name: "zero duration", config: `{"duration":"0s"}`},
 		{name: "scalar export", config: `{"export":42}`},
 
-		{name: "unknown field", config: `{"phase":"Succeeded","phasee":"Failed"}`, wantErr: `unknown field "phasee"`},
 		{name: "not an object", config: `["phase"]`, wantErr: "must be a JSON object"},
 		{name: "null config", config: `null`, wantErr: "must be a JSON object"},
 		{name: "invalid json", config: `{"phase":`, wantErr: "not valid JSON"},
@@ -434,5 +433,20 @@ func BenchmarkReconcileZeroDuration(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Landscaper decodes deployer configs leniently: an unknown field warns at
+// plan time and is ignored when the item runs.
+func TestUnknownFieldsWarnAndAreIgnored(t *testing.T) {
+	d := New()
+	cfg := json.RawMessage(`{"phase":"Succeeded","phasee":"Failed","export":{"a":1}}`)
+	err := d.Validate(cfg)
+	if !deployer.IsWarning(err) || !strings.Contains(err.Error(), `unknown field "phasee"`) {
+		t.Fatalf("Validate: %v, want a warning naming phasee", err)
+	}
+	res, err := d.Reconcile(context.Background(), deployer.Request{Operation: core.OperationReconcile, Config: cfg, Item: "i"})
+	if err != nil || string(res.Export) != `{"a":1}` {
+		t.Fatalf("Reconcile: %s %v", res.Export, err)
 	}
 }
