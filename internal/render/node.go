@@ -116,6 +116,11 @@ func (n *node) importValues(in installation.Input) (map[string]any, error) {
 		}
 	}
 	data, problems := n.bp.ValidateImports(n.bp.NewSchemaContext(n.l.set, n.comp), given)
+	if in.Path != "" {
+		// A sub-installation may import more than its blueprint declares,
+		// for its importDataMappings; Landscaper ignores the rest.
+		problems = slices.DeleteFunc(problems, func(p blueprint.ImportProblem) bool { return p.Reason == blueprint.ReasonUndeclared })
+	}
 	if len(problems) > 0 {
 		if in.Path != "" {
 			return nil, blueprint.ImportProblems(problems)
