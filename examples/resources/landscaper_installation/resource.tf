@@ -1,0 +1,33 @@
+# A blueprint from a component, as Landscaper runs it: the component
+# constructor names the blueprint resource and every component it references.
+resource "landscaper_installation" "app" {
+  name = "app"
+
+  blueprint = { ref = "blueprint" }
+  component = {
+    name         = "github.com/acme/app"
+    version      = "v1.0.0"
+    constructors = ["${path.module}/component-constructor.yaml"]
+  }
+
+  imports = {
+    environment = "staging"
+    replicas    = 3
+  }
+
+  targets = {
+    cluster = {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = file("~/.kube/config") })
+    }
+  }
+
+  timeouts = { create = "30m", update = "30m", delete = "30m" }
+}
+
+# A blueprint directory next to the module, no component needed.
+resource "landscaper_installation" "local" {
+  name      = "local"
+  blueprint = { path = "${path.module}/blueprint" }
+  imports   = { url = landscaper_installation.app.exports.url }
+}
