@@ -2,7 +2,6 @@ package installation
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -75,7 +74,7 @@ func PlanTree(ctx context.Context, bp Blueprint, imp Imports, prev *Status) (*Pl
 }
 
 func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev *Status) (*Plan, error) {
-	var state map[string]json.RawMessage
+	var state map[string][]byte
 	if prev != nil {
 		state = prev.State
 	}
@@ -121,7 +120,7 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 			sc.add(sub, sp.Exports)
 		}
 	}
-	noop := !p.Job.Job && len(p.Orphans) == 0 && prev.Succeeded() && prev.InputHash == inputHash(bp, imp)
+	noop := !p.Job.Job && len(p.Orphans) == 0 && prev.Succeeded() && prev.InputHash == InputHash(bp, imp)
 	for _, sub := range rendered.Subs {
 		p.Subs = append(p.Subs, plans[sub.Name])
 		noop = noop && plans[sub.Name].Noop

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -59,8 +60,10 @@ func (r *Runner) executionName(path string) string {
 	return r.Name + "/" + path
 }
 
-// inputHash identifies what a node is run from.
-func inputHash(bp Blueprint, imp Imports) string {
+// InputHash identifies what a node is run from: its imports and its
+// blueprint's content. A settled tree whose root's input hash is unchanged
+// has nothing to do.
+func InputHash(bp Blueprint, imp Imports) string {
 	sum := sha256.Sum256([]byte(imp.Hash() + "\x00" + bp.Digest()))
 	return hex.EncodeToString(sum[:])
 }
@@ -173,10 +176,33 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	}
 	st.Exports = ex
 	st.State = rendered.State
-	st.InputHash = inputHash(bp, imp)
+	st.InputHash = InputHash(bp, imp)
 	st.JobIDFinished = jobID
 	n.setPhase(core.PhaseSucceeded)
+	if untouched(prev, st, len(orphans) > 0) {
+		// Nothing in this subtree ran: like a skipped deploy item, the
+		// node keeps the job it last ran in, as the plan promised.
+		st.JobID, st.JobIDFinished = prev.JobID, prev.JobIDFinished
+	}
 	return st
+}
+
+// untouched reports whether a successful run of a node changed nothing:
+// same input, no orphan deleted, its execution started no job, every sub
+// kept its job, and the exports are the same.
+func untouched(prev, st *Status, orphans bool) bool {
+	if orphans || !prev.Succeeded() || prev.InputHash != st.InputHash || st.Execution.JobID != prev.Execution.JobID ||
+		len(prev.Subs) != len(st.Subs) {
+		return false
+	}
+	for name, s := range st.Subs {
+		if p := prev.Subs[name]; p == nil || s.JobIDFinished != p.JobIDFinished || s.JobID != p.JobID {
+			return false
+		}
+	}
+	a, _ := json.Marshal(prev.Exports)
+	b, _ := json.Marshal(st.Exports)
+	return string(a) == string(b)
 }
 
 // runSubs runs the sub-installations in data-flow order. A sub's imports

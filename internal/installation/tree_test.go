@@ -39,7 +39,7 @@ func (b *fakeBP) Render(_ context.Context, in Input) (*Rendered, error) {
 	return &Rendered{
 		Items: map[string]engine.ItemSpec{"item": {Type: "mock", Config: raw, UpdateOnChangeOnly: true, Timeout: engine.DefaultTimeout}},
 		Subs:  b.subs,
-		State: map[string]json.RawMessage{"deploy/main": json.RawMessage(`{"n":1}`)},
+		State: map[string][]byte{"deploy/main": []byte(`{"n":1}`)},
 	}, nil
 }
 

@@ -59,7 +59,7 @@ type Input struct {
 	Imports Imports
 	// State is the template state the node's executions left last time,
 	// by execution kind and name.
-	State map[string]json.RawMessage
+	State map[string][]byte
 }
 
 // Rendered is a rendered node.
@@ -69,7 +69,7 @@ type Rendered struct {
 	// Subs are the sub-installations, in the blueprint's order.
 	Subs []Sub
 	// State is the template state to keep for the next run.
-	State map[string]json.RawMessage
+	State map[string][]byte
 	// Warnings are plan-time warnings (deployer config fields nobody
 	// knows, say); they do not stop anything.
 	Warnings []string
@@ -133,11 +133,11 @@ type Status struct {
 	// run that succeeded; a change makes the node run again.
 	InputHash string `json:"inputHash,omitempty"`
 	// ImportsHash is the hash of the imports of the last run.
-	ImportsHash string                     `json:"importsHash,omitempty"`
-	Exports     Exports                    `json:"exports"`
-	State       map[string]json.RawMessage `json:"state,omitempty"`
-	Execution   engine.Status              `json:"execution"`
-	Subs        map[string]*Status         `json:"subs,omitempty"`
+	ImportsHash string             `json:"importsHash,omitempty"`
+	Exports     Exports            `json:"exports"`
+	State       map[string][]byte  `json:"state,omitempty"`
+	Execution   engine.Status      `json:"execution"`
+	Subs        map[string]*Status `json:"subs,omitempty"`
 	// DependsOn lists the siblings this sub-installation imports from,
 	// so deletion can run in reverse order without the blueprint.
 	DependsOn []string `json:"dependsOn,omitempty"`

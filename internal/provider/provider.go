@@ -61,7 +61,7 @@ func newProvider(version string) *Provider {
 		engine:    p.engine.Load,
 	}
 	p.installations.load = func(ctx context.Context, src render.Source) (installation.Blueprint, error) {
-		return render.Load(ctx, src, render.Options{Deployers: p.deployers, Templates: templateExecutor})
+		return render.Load(ctx, src, render.Options{Deployers: p.deployers})
 	}
 	return p
 }
@@ -147,6 +147,3 @@ func (p *Provider) Resources(context.Context) []func() resource.Resource {
 func (p *Provider) DataSources(context.Context) []func() datasource.DataSource {
 	return nil
 }
-
-// templateExecutor runs blueprint template executions.
-var templateExecutor render.Executor

@@ -331,7 +331,10 @@ func loadProblems(err error) problems {
 	return ps
 }
 
-func (x *installations) settled(private []byte) bool { return settledMark(private) }
+// settled is always false: whether a tree is settled depends on its
+// blueprint files too, which an unchanged configuration does not tell.
+// plan checks them cheaply instead (see there).
+func (x *installations) settled([]byte) bool { return false }
 
 func treeDrifted(st *installation.Status) bool {
 	drifted := false
@@ -375,6 +378,11 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	bp, err := x.load(ctx, src)
 	if err != nil {
 		return unknown(), replace, loadProblems(err)
+	}
+	// A settled tree whose imports and blueprint content are as they were
+	// has nothing to do: no need to render it.
+	if len(replace) == 0 && settledMark(priorPrivate) && saved.Status.InputHash == installation.InputHash(bp, imp) {
+		return prior, nil, nil
 	}
 	p, err := installation.PlanTree(ctx, bp, imp, saved.Status)
 	if err != nil {

@@ -56,7 +56,7 @@ resource "landscaper_installation" "app" {
 }
 
 output "result" {
-  value = landscaper_installation.app.exports.result
+  value = try(landscaper_installation.app.exports.result, null)
 }
 %s`, testdataPath(t, "installation", "tree", "component-constructor.yaml"), w.Dir, treeScript, prefix, strings.Join(extra, "\n"))
 }
@@ -218,10 +218,10 @@ resource "landscaper_installation" "app" {
 }`, testdataPath(t, "installation", "tree", "component-constructor.yaml"), imports)
 	}
 	cases := map[string]struct{ imports, want string }{
-		"schema":     {fmt.Sprintf(`{ w = %q, script = "x", prefix = "" }`, w.Dir), `(?s)imports\["prefix"\].*minLength|(?s)minLength.*imports\["prefix"\]`},
-		"type":       {fmt.Sprintf(`{ w = %q, script = "x", prefix = 3 }`, w.Dir), `imports\["prefix"\]`},
-		"missing":    {`{ script = "x", prefix = "p" }`, `(?s)imports\["w"\].*required`},
-		"undeclared": {fmt.Sprintf(`{ w = %q, script = "x", prefix = "p", extra = 1 }`, w.Dir), `(?s)imports\["extra"\]`},
+		"schema":     {fmt.Sprintf(`{ w = %q, script = "x", prefix = "" }`, w.Dir), `(?s)Invalid import.*prefix.*(minLength|length)`},
+		"type":       {fmt.Sprintf(`{ w = %q, script = "x", prefix = 3 }`, w.Dir), `(?s)Invalid import.*prefix`},
+		"missing":    {`{ script = "x", prefix = "p" }`, `(?s)Invalid import.*required`},
+		"undeclared": {fmt.Sprintf(`{ w = %q, script = "x", prefix = "p", extra = 1 }`, w.Dir), `(?s)Invalid import.*no import "extra"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -302,19 +302,19 @@ resource "landscaper_installation" "app" {
   blueprint = { path = %q }
   imports   = { w = %q, script = %q }
 }`, dir, w.Dir, treeScript)
-	write("x.yaml", leaf("x"))
-	write("y.yaml", leaf("y"))
-	write("blueprint.yaml", root("x", "y"))
+	write("one.yaml", leaf("one"))
+	write("two.yaml", leaf("two"))
+	write("blueprint.yaml", root("one", "two"))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
 				Config: cfg,
-				Check:  func(*terraform.State) error { return w.ExpectRuns("app.x.work:RECONCILE", "app.y.work:RECONCILE") },
+				Check:  func(*terraform.State) error { return w.ExpectRuns("app.one.work:RECONCILE", "app.two.work:RECONCILE") },
 			},
 			{
-				// y leaves the blueprint: it is deleted, x stays as it is.
-				PreConfig: func() { write("blueprint.yaml", root("x")) },
+				// two leaves the blueprint: it is deleted, one stays as it is.
+				PreConfig: func() { write("blueprint.yaml", root("one")) },
 				Config:    cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(inst, plancheck.ResourceActionUpdate),
@@ -323,16 +323,16 @@ resource "landscaper_installation" "app" {
 					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("installations"),
 						knownvalue.MapSizeExact(2)),
 				},
-				Check: func(*terraform.State) error { return w.ExpectRuns("app.y.work:DELETE") },
+				Check: func(*terraform.State) error { return w.ExpectRuns("app.two.work:DELETE") },
 			},
 			{
 				// Editing a file of the directory is an update.
-				PreConfig: func() { write("x.yaml", strings.Replace(leaf("x"), "env: {W:", "env: {CHANGED: yes, W:", 1)) },
+				PreConfig: func() { write("one.yaml", strings.Replace(leaf("one"), "env: {W:", "env: {CHANGED: \"yes\", W:", 1)) },
 				Config:    cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(inst, plancheck.ResourceActionUpdate),
 				}},
-				Check: func(*terraform.State) error { return w.ExpectRuns("app.x.work:RECONCILE") },
+				Check: func(*terraform.State) error { return w.ExpectRuns("app.one.work:RECONCILE") },
 			},
 			{
 				Config:           cfg,
@@ -341,4 +341,3 @@ resource "landscaper_installation" "app" {
 		},
 	})
 }
-

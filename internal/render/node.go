@@ -13,40 +13,11 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/blueprint"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/blueprint/component"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/blueprint/template"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 )
-
-// Kind is the kind of a template execution, which decides what its
-// output holds.
-type Kind string
-
-// Execution kinds.
-const (
-	KindImport          Kind = "import"
-	KindDeploy          Kind = "deploy"
-	KindSubinstallation Kind = "subinstallation"
-	KindExport          Kind = "export"
-)
-
-// Env is what a template execution may read besides its bindings: the
-// blueprint's files, and the component set for getResourceContent & co.
-type Env struct {
-	Blueprint *blueprint.Blueprint
-	Set       *component.Set
-	Component *component.Component
-}
-
-// Executor runs Landscaper's template executions (GoTemplate, Spiff).
-type Executor interface {
-	// Execute runs one execution over bindings and returns the rendered
-	// document and the execution's new state (nil when it keeps none).
-	Execute(env Env, kind Kind, exec blueprint.TemplateExecutor, bindings map[string]any, state []byte) (doc map[string]any, newState []byte, err error)
-	// Mappings evaluates Spiff data mappings (importDataMappings,
-	// exportDataMappings), each key over values.
-	Mappings(mappings map[string]json.RawMessage, values map[string]any) (map[string]any, error)
-}
 
 // loader loads the blueprints of one tree, each once.
 type loader struct {
@@ -78,22 +49,55 @@ func (n *node) Digest() string {
 	return n.bp.Digest() + "+" + n.l.set.Digest()
 }
 
-func (n *node) env() Env { return Env{Blueprint: n.bp, Set: n.l.set, Component: n.comp} }
-
-// bindings are the standard bindings of every execution.
-func (n *node) bindings(imports map[string]any) map[string]any {
-	b := map[string]any{
-		"imports":      imports,
-		"blueprint":    n.def,
-		"blueprintDef": n.def,
-	}
+// input is what the node's executions are rendered with.
+func (n *node) input(imports map[string]any, state map[string][]byte) template.Input {
+	in := template.Input{Imports: imports, BlueprintDef: n.def, Files: n.bp.FS, State: state}
 	if n.comp != nil {
-		b["cd"] = n.comp.Descriptor()
-		b["components"] = n.l.set.Components(n.comp)
-		b["componentDescriptorDef"] = map[string]any{"ref": map[string]any{
+		in.ComponentDescriptor = n.comp.Descriptor()
+		if list, ok := n.l.set.Components(n.comp)["components"].([]any); ok {
+			for _, c := range list {
+				if m, ok := c.(map[string]any); ok {
+					in.ComponentList = append(in.ComponentList, m)
+				}
+			}
+		}
+		in.ComponentDescriptorDef = map[string]any{"ref": map[string]any{
 			"componentName": n.comp.Spec.Name, "version": n.comp.Spec.Version}}
+		in.Resolver = resolver{n.l.set}
 	}
-	return b
+	return in
+}
+
+// executions converts a blueprint's execution list for the template engine.
+func executions(list []blueprint.TemplateExecutor) []template.Execution {
+	out := make([]template.Execution, len(list))
+	for i, e := range list {
+		out[i] = template.Execution{Name: e.Name, Type: string(e.Type), File: e.File}
+		if len(e.Template) > 0 && string(e.Template) != "null" {
+			var t any
+			_ = json.Unmarshal(e.Template, &t)
+			out[i].Template = t
+		}
+	}
+	return out
+}
+
+// resolver serves getResourceContent from the component set.
+type resolver struct{ set *component.Set }
+
+func (r resolver) ResourceContent(comp, res map[string]any) ([]byte, string, error) {
+	meta, _ := comp["component"].(map[string]any)
+	if meta == nil {
+		meta = comp
+	}
+	name, _ := meta["name"].(string)
+	version, _ := meta["version"].(string)
+	resName, _ := res["name"].(string)
+	blob, err := r.set.ResourceContent(name, version, resName)
+	if err != nil {
+		return nil, "", err
+	}
+	return blob.Data, blob.MediaType, nil
 }
 
 // importValues validates the imports and returns what templates see as
@@ -169,16 +173,8 @@ func bpTarget(t *deployer.Target) blueprint.Target {
 func targetObject(t *deployer.Target) map[string]any {
 	var cfg any
 	_ = json.Unmarshal(t.Config, &cfg)
-	return map[string]any{
-		"apiVersion": "landscaper.gardener.cloud/v1alpha1",
-		"kind":       "Target",
-		"metadata":   map[string]any{"name": t.Name},
-		"spec":       map[string]any{"type": t.Type, "config": cfg},
-	}
+	return template.TargetObject(t.Name, "", t.Type, cfg)
 }
-
-// stateKey names an execution's template state.
-func stateKey(kind Kind, name string) string { return string(kind) + "/" + name }
 
 // Render validates imports and runs import, deploy and sub-installation
 // executions, the way Landscaper does in an installation's Init phase.
@@ -188,48 +184,30 @@ func (n *node) Render(_ context.Context, in installation.Input) (*installation.R
 		return nil, err
 	}
 	def := &n.bp.Definition
-	out := &installation.Rendered{Items: map[string]engine.ItemSpec{}, State: map[string]json.RawMessage{}}
-	run := func(kind Kind, exec blueprint.TemplateExecutor, b map[string]any) (map[string]any, error) {
-		key := stateKey(kind, exec.Name)
-		doc, state, err := n.l.opts.Templates.Execute(n.env(), kind, exec, b, in.State[key])
-		if err != nil {
-			return nil, fmt.Errorf("%s execution %q: %w", kind, exec.Name, err)
-		}
-		if state != nil {
-			out.State[key] = state
-		}
-		return doc, nil
-	}
+	out := &installation.Rendered{Items: map[string]engine.ItemSpec{}, State: map[string][]byte{}}
+	keep := func(st map[string][]byte) { maps.Copy(out.State, st) }
 
 	// Import executions add bindings to .imports, in order; the first
 	// that reports errors stops the rendering.
-	for _, exec := range def.ImportExecutions {
-		doc, err := run(KindImport, exec, n.bindings(imports))
+	if len(def.ImportExecutions) > 0 {
+		res, err := template.Render(template.KindImport, executions(def.ImportExecutions), n.input(imports, in.State))
 		if err != nil {
 			return nil, err
 		}
-		if errs := stringList(doc["errors"]); len(errs) > 0 {
-			return nil, fmt.Errorf("import execution %q: %s", exec.Name, strings.Join(errs, "; "))
+		if len(res.Errors) > 0 {
+			return nil, fmt.Errorf("import executions: %s", strings.Join(res.Errors, "; "))
 		}
-		if b, ok := doc["bindings"].(map[string]any); ok {
-			maps.Copy(imports, b)
-		}
+		maps.Copy(imports, res.Bindings)
 	}
 
 	var specs []map[string]any
-	for _, exec := range def.DeployExecutions {
-		doc, err := run(KindDeploy, exec, n.bindings(imports))
+	if len(def.DeployExecutions) > 0 {
+		res, err := template.Render(template.KindDeploy, executions(def.DeployExecutions), n.input(imports, in.State))
 		if err != nil {
 			return nil, err
 		}
-		list, _ := doc["deployItems"].([]any)
-		for _, it := range list {
-			m, ok := it.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("deploy execution %q: a deploy item is not an object", exec.Name)
-			}
-			specs = append(specs, m)
-		}
+		specs = res.DeployItems
+		keep(res.State)
 	}
 	for _, m := range specs {
 		name, spec, err := itemSpec(m, in.Imports)
@@ -252,16 +230,16 @@ func (n *node) Render(_ context.Context, in installation.Input) (*installation.R
 	}
 
 	templates := slices.Clone(n.bp.Subinstallations)
-	for _, exec := range def.SubinstallationExecutions {
-		doc, err := run(KindSubinstallation, exec, n.bindings(imports))
+	if len(def.SubinstallationExecutions) > 0 {
+		res, err := template.Render(template.KindSubinstallation, executions(def.SubinstallationExecutions), n.input(imports, in.State))
 		if err != nil {
 			return nil, err
 		}
-		list, _ := doc["subinstallations"].([]any)
-		for _, raw := range list {
+		keep(res.State)
+		for _, raw := range res.Subinstallations {
 			it, err := decodeTemplate(raw)
 			if err != nil {
-				return nil, fmt.Errorf("subinstallation execution %q: %w", exec.Name, err)
+				return nil, err
 			}
 			templates = append(templates, it)
 		}
@@ -428,7 +406,7 @@ func (n *node) sub(t *blueprint.InstallationTemplate) (installation.Sub, error) 
 		s.TargetExports[te.Name] = te.Target
 	}
 	if len(t.ImportDataMappings) > 0 {
-		mappings := t.ImportDataMappings
+		mappings := decodeMappings(t.ImportDataMappings)
 		s.MapImports = func(imp installation.Imports) (map[string]any, error) {
 			values := maps.Clone(imp.Data)
 			if values == nil {
@@ -437,13 +415,13 @@ func (n *node) sub(t *blueprint.InstallationTemplate) (installation.Sub, error) 
 			for k, tg := range imp.Targets {
 				values[k] = targetObject(tg)
 			}
-			return n.l.opts.Templates.Mappings(mappings, values)
+			return template.DataMapping(mappings, values)
 		}
 	}
 	if len(t.ExportDataMappings) > 0 {
-		mappings := t.ExportDataMappings
+		mappings := decodeMappings(t.ExportDataMappings)
 		s.MapExports = func(exports map[string]any) (map[string]any, error) {
-			return n.l.opts.Templates.Mappings(mappings, exports)
+			return template.DataMapping(mappings, template.ExportMappingValues(exports))
 		}
 	}
 	return s, nil
@@ -465,17 +443,14 @@ func (n *node) Exports(_ context.Context, in installation.Input, v installation.
 	}
 	values := map[string]any{"deployitems": v.DeployItems, "dataobjects": v.DataObjects, "targets": targets}
 	exports := map[string]any{}
-	for _, exec := range n.bp.Definition.ExportExecutions {
-		b := n.bindings(imports)
-		b["values"] = values
-		maps.Copy(b, values)
-		doc, _, err := n.l.opts.Templates.Execute(n.env(), KindExport, exec, b, in.State[stateKey(KindExport, exec.Name)])
+	if execs := n.bp.Definition.ExportExecutions; len(execs) > 0 {
+		tin := n.input(imports, in.State)
+		tin.Exports = values
+		res, err := template.Render(template.KindExport, executions(execs), tin)
 		if err != nil {
-			return ex, fmt.Errorf("export execution %q: %w", exec.Name, err)
+			return ex, err
 		}
-		if m, ok := doc["exports"].(map[string]any); ok {
-			exports = mergeMaps(exports, m)
-		}
+		exports = res.Exports
 	}
 	sc := n.bp.NewSchemaContext(n.l.set, n.comp)
 	ex.Data, ex.Targets = map[string]any{}, map[string]*deployer.Target{}
@@ -515,6 +490,17 @@ func mergeMaps(a, b map[string]any) map[string]any {
 			continue
 		}
 		out[k] = bv
+	}
+	return out
+}
+
+// decodeMappings reads data mappings for the template engine.
+func decodeMappings(m map[string]json.RawMessage) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, raw := range m {
+		var v any
+		_ = json.Unmarshal(raw, &v)
+		out[k] = v
 	}
 	return out
 }

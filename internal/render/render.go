@@ -40,16 +40,11 @@ type Source struct {
 type Options struct {
 	// Deployers checks the deploy items a blueprint renders, at plan time.
 	Deployers *deployer.Registry
-	// Templates runs template executions.
-	Templates Executor
 }
 
 // Load loads the root blueprint of an installation, and its component.
 // Every file is read once per call: one Load serves one RPC.
 func Load(_ context.Context, src Source, opts Options) (installation.Blueprint, error) {
-	if opts.Templates == nil {
-		return nil, errors.New("no template executor is configured")
-	}
 	l := &loader{cache: blueprint.NewCache(), opts: opts}
 	var comp *component.Component
 	if c := src.Component; c != nil {
