@@ -18,6 +18,10 @@ import (
 // subinstallation templates containing it.
 const noValue = "<no value>"
 
+// sprigFuncMap is built once: text/template copies the entries it is given,
+// so sharing the map between renders is safe.
+var sprigFuncMap = sprigFuncs()
+
 // sprigFuncs is sprig's function map without the functions that read the
 // process environment, as in Landscaper.
 func sprigFuncs() gotmpl.FuncMap {
@@ -83,7 +87,7 @@ func newGoTemplater(name string, in *Input, comps *componentFuncs) *goTemplater 
 
 func (t *goTemplater) execute(name, text string, binding any) (string, error) {
 	tmpl, err := gotmpl.New(name).
-		Funcs(sprigFuncs()).Funcs(t.funcs).
+		Funcs(sprigFuncMap).Funcs(t.funcs).
 		Option("missingkey=zero").
 		Parse(text)
 	if err != nil {
