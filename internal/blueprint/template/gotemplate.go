@@ -18,13 +18,54 @@ import (
 // subinstallation templates containing it.
 const noValue = "<no value>"
 
+// sprigFuncMap is built once: text/template copies the entries it is given,
+// so sharing the map between renders is safe.
+var sprigFuncMap = sprigFuncs()
+
 // sprigFuncs is sprig's function map without the functions that read the
 // process environment, as in Landscaper.
 func sprigFuncs() gotmpl.FuncMap {
 	fm := sprig.TxtFuncMap()
 	delete(fm, "env")
 	delete(fm, "expandenv")
+	// Bounded variants of the functions that allocate in proportion to a
+	// number argument, so one template cannot claim gigabytes.
+	fm["repeat"] = func(count int, str string) (string, error) {
+		if count > 0 && len(str) > 0 && count > maxOutputBytes/len(str) {
+			return "", fmt.Errorf("repeat: result would exceed %d bytes", maxOutputBytes)
+		}
+		return strings.Repeat(str, max(count, 0)), nil
+	}
+	fm["untilStep"] = boundedUntilStep
+	fm["until"] = func(count int) ([]int, error) {
+		if count < 0 {
+			return boundedUntilStep(0, count, -1)
+		}
+		return boundedUntilStep(0, count, 1)
+	}
 	return fm
+}
+
+// maxListLen bounds the lists until and untilStep build.
+const maxListLen = 1 << 20
+
+// boundedUntilStep is sprig's untilStep with a length limit.
+func boundedUntilStep(start, stop, step int) ([]int, error) {
+	if step != 0 && (stop-start)/step > maxListLen {
+		return nil, fmt.Errorf("untilStep: more than %d elements", maxListLen)
+	}
+	v := []int{}
+	switch {
+	case stop < start && step < 0:
+		for i := start; i > stop; i += step {
+			v = append(v, i)
+		}
+	case stop >= start && step > 0:
+		for i := start; i < stop; i += step {
+			v = append(v, i)
+		}
+	}
+	return v, nil
 }
 
 // goTemplater renders GoTemplate executions. One value serves one execution
@@ -46,7 +87,7 @@ func newGoTemplater(name string, in *Input, comps *componentFuncs) *goTemplater 
 
 func (t *goTemplater) execute(name, text string, binding any) (string, error) {
 	tmpl, err := gotmpl.New(name).
-		Funcs(sprigFuncs()).Funcs(t.funcs).
+		Funcs(sprigFuncMap).Funcs(t.funcs).
 		Option("missingkey=zero").
 		Parse(text)
 	if err != nil {
