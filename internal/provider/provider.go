@@ -19,6 +19,7 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/exec"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/manifest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/mock"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
@@ -81,6 +82,7 @@ func Deployers() *deployer.Registry {
 	reg.Register(mock.New(), "landscaper.gardener.cloud/mock", "mock")
 	wd, _ := os.Getwd()
 	reg.Register(exec.New(exec.Options{DefaultWorkingDir: wd}), "exec")
+	reg.Register(manifest.New(), manifest.Type, manifest.Alias)
 	reg.RegisterTargetType(target.KubernetesClusterType, target.CheckKubernetesCluster)
 	return reg
 }
