@@ -45,7 +45,7 @@ func TestCheckKubernetesCluster(t *testing.T) {
 		`{"kubeconfig": "{{"}`:           "not a valid kubeconfig",
 		`[1]`:                            "one field",
 		string(cfg(t, kubeconfig("contexts:\n- name: x\n  context: {cluster: missing, user: u}\ncurrent-context: x\n"))):  "invalid",
-		string(cfg(t, kubeconfig("contexts:\n- name: x\n  context: {cluster: c}\n- name: ctx2\n  context: {cluster: c}\n"))): "cannot be used",
+		string(cfg(t, kubeconfig("contexts:\n- name: x\n  context: {cluster: c, user: u}\n- name: ctx2\n  context: {cluster: c, user: u}\n"))): "cannot be used",
 	}
 	for c, want := range bad {
 		err := CheckKubernetesCluster(json.RawMessage(c))
