@@ -98,13 +98,24 @@ func refKey(ref corev1.ObjectReference) string {
 // served nor defined by a CRD among the manifests are a transient error:
 // another deploy item may be about to install their CRD.
 func Plan(cl *target.Cluster, manifests []Manifest, defaultNamespace string) ([numGroups][]*PlannedObject, error) {
+	if defaultNamespace == "" {
+		defaultNamespace = cl.DefaultNamespace
+	}
+	return plan(manifests, defaultNamespace, func(gvk schema.GroupVersionKind) (bool, error) {
+		m, err := cl.Mapping(gvk)
+		if err != nil {
+			return false, err
+		}
+		return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+	})
+}
+
+// plan is Plan with the scope of kinds looked up by namespaced.
+func plan(manifests []Manifest, defaultNamespace string, namespaced func(schema.GroupVersionKind) (bool, error)) ([numGroups][]*PlannedObject, error) {
 	var groups [numGroups][]*PlannedObject
 	expanded, err := ExpandManifests(manifests)
 	if err != nil {
 		return groups, configError("%v", err)
-	}
-	if defaultNamespace == "" {
-		defaultNamespace = cl.DefaultNamespace
 	}
 	crdScopes := map[schema.GroupKind]bool{}
 	var rest []*PlannedObject
@@ -129,10 +140,10 @@ func Plan(cl *target.Cluster, manifests []Manifest, defaultNamespace string) ([n
 		rest = append(rest, p)
 	}
 	for _, p := range rest {
-		m, err := cl.Mapping(p.GVK)
+		ns, err := namespaced(p.GVK)
 		switch {
 		case err == nil:
-			p.Namespaced = m.Scope.Name() == meta.RESTScopeNameNamespace
+			p.Namespaced = ns
 		case meta.IsNoMatchError(err):
 			ns, ok := crdScopes[p.GVK.GroupKind()]
 			if !ok {
@@ -341,28 +352,44 @@ func applyObject(ctx context.Context, cl *target.Cluster, opts ApplyOptions, p *
 	if m.Policy == PolicyImmutable {
 		return applyOutcome{managed: mr}
 	}
+	body, patch, err := updateFor(opts, live, obj)
+	if err != nil {
+		return applyOutcome{err: configError("%s: %v", what, err)}
+	}
 	var written *unstructured.Unstructured
+	if patch != nil {
+		written, err = ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+		if err != nil {
+			return fail(err, "patch")
+		}
+	} else {
+		written, err = ri.Update(ctx, body, metav1.UpdateOptions{})
+		if err != nil {
+			return fail(err, "update")
+		}
+	}
+	return applyOutcome{managed: mr, written: written, patch: len(m.PatchAfterDeployment) > 0}
+}
+
+// updateFor computes how an existing object is updated with a manifest
+// under the options' strategy: a replacement body (update, merge,
+// mergeOverwrite) or a JSON merge patch (patch).
+func updateFor(opts ApplyOptions, live, manifest *unstructured.Unstructured) (*unstructured.Unstructured, []byte, error) {
+	obj := manifest.DeepCopy()
 	switch opts.UpdateStrategy {
 	case "", StrategyUpdate, StrategyPatch:
 		injectLabels(obj, opts)
 		if err := keepRequiredFields(live, obj); err != nil {
-			return applyOutcome{err: core.Transient(ReasonApply, fmt.Sprintf("%s: %v", what, err))}
+			return nil, nil, err
 		}
-		if opts.UpdateStrategy == StrategyPatch {
-			patch, err := mergePatch(live, obj)
-			if err != nil {
-				return applyOutcome{err: configError("%s: unable to compute the patch: %v", what, err)}
-			}
-			written, err = ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
-			if err != nil {
-				return fail(err, "patch")
-			}
-		} else {
-			written, err = ri.Update(ctx, obj, metav1.UpdateOptions{})
-			if err != nil {
-				return fail(err, "update")
-			}
+		if opts.UpdateStrategy != StrategyPatch {
+			return obj, nil, nil
 		}
+		patch, err := mergePatch(live, obj)
+		if err != nil {
+			return nil, nil, fmt.Errorf("unable to compute the patch: %w", err)
+		}
+		return nil, patch, nil
 	case StrategyMerge, StrategyMergeOverwrite:
 		var mopts []func(*mergo.Config)
 		if opts.UpdateStrategy == StrategyMergeOverwrite {
@@ -370,17 +397,12 @@ func applyObject(ctx context.Context, cl *target.Cluster, opts ApplyOptions, p *
 		}
 		merged := live.DeepCopy()
 		if err := mergo.Merge(&merged.Object, obj.Object, mopts...); err != nil {
-			return applyOutcome{err: configError("%s: unable to merge the manifest into the object: %v", what, err)}
+			return nil, nil, fmt.Errorf("unable to merge the manifest into the object: %w", err)
 		}
 		injectLabels(merged, opts)
-		written, err = ri.Update(ctx, merged, metav1.UpdateOptions{})
-		if err != nil {
-			return fail(err, "update")
-		}
-	default:
-		return applyOutcome{err: configError("%q is not a valid update strategy", opts.UpdateStrategy)}
+		return merged, nil, nil
 	}
-	return applyOutcome{managed: mr, written: written, patch: len(m.PatchAfterDeployment) > 0}
+	return nil, nil, fmt.Errorf("%q is not a valid update strategy", opts.UpdateStrategy)
 }
 
 func policyOrDefault(p Policy) Policy {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,18 +44,32 @@ func DecodeObject(raw json.RawMessage) (*unstructured.Unstructured, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil, errors.New("manifest must be defined")
 	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(raw); err != nil {
-		return nil, fmt.Errorf("manifest is not a Kubernetes object: %s", strings.TrimPrefix(err.Error(), "json: "))
+	// The decoders' messages quote the manifest, which may hold secret
+	// data, so the checks are made here and their messages name fields only.
+	var head struct {
+		APIVersion any `json:"apiVersion"`
+		Kind       any `json:"kind"`
+		Items      any `json:"items"`
 	}
-	if u.IsList() {
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, errors.New("manifest is not a Kubernetes object")
+	}
+	if head.Items != nil {
 		return nil, errors.New("manifest is a list; lists are expanded by ExpandManifests")
 	}
-	if u.GetAPIVersion() == "" {
+	apiVersion, ok := head.APIVersion.(string)
+	if !ok || apiVersion == "" {
 		return nil, errors.New("manifest has no apiVersion")
 	}
-	if _, err := schema.ParseGroupVersion(u.GetAPIVersion()); err != nil {
-		return nil, fmt.Errorf("manifest has an invalid apiVersion %q", u.GetAPIVersion())
+	if _, err := schema.ParseGroupVersion(apiVersion); err != nil {
+		return nil, fmt.Errorf("manifest has an invalid apiVersion %q", apiVersion)
+	}
+	if kind, ok := head.Kind.(string); !ok || kind == "" {
+		return nil, errors.New("manifest has no kind")
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(raw); err != nil {
+		return nil, errors.New("manifest is not a Kubernetes object: its metadata is malformed")
 	}
 	if u.GetName() == "" {
 		if u.GetGenerateName() != "" {
