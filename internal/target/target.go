@@ -18,13 +18,14 @@ import (
 // KubernetesClusterType is Landscaper's target type of a Kubernetes cluster.
 const KubernetesClusterType = "landscaper.gardener.cloud/kubernetes-cluster"
 
-// Client rate limits of every cluster client. client-go's defaults (5/10)
-// throttle a single deploy item with a few dozen manifests; these allow an
-// execution with many items on one cluster to run without client-side
-// waits while still bounding the load on the API server.
+// Client rate limits of every cluster client, shared by all items on one
+// target. client-go's defaults (5/10) throttle a single deploy item with a
+// few dozen manifests; these let an execution of a few hundred objects run
+// without long client-side waits, while the API server's own priority and
+// fairness (answered with 429, which is retried) protects it beyond that.
 const (
-	DefaultQPS   = 50
-	DefaultBurst = 100
+	DefaultQPS   = 100
+	DefaultBurst = 200
 )
 
 // KubernetesClusterConfig is the config of a kubernetes-cluster target, in

@@ -44,7 +44,7 @@ func TestCheckKubernetesCluster(t *testing.T) {
 		`{"kubeconfig": "users: []"}`:    "names no cluster",
 		`{"kubeconfig": "{{"}`:           "not a valid kubeconfig",
 		`[1]`:                            "one field",
-		string(cfg(t, kubeconfig("contexts:\n- name: x\n  context: {cluster: missing, user: u}\ncurrent-context: x\n"))):  "invalid",
+		string(cfg(t, kubeconfig("contexts:\n- name: x\n  context: {cluster: missing, user: u}\ncurrent-context: x\n"))):                       "invalid",
 		string(cfg(t, kubeconfig("contexts:\n- name: x\n  context: {cluster: c, user: u}\n- name: ctx2\n  context: {cluster: c, user: u}\n"))): "cannot be used",
 	}
 	for c, want := range bad {

@@ -11,7 +11,9 @@ import (
 	"dario.cat/mergo"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
@@ -135,6 +137,10 @@ func Drift(ctx context.Context, cl *target.Cluster, spec *Spec, st State) (strin
 		// still checked for existence.
 		desired = nil
 	}
+	listed, err := listManaged(ctx, cl, spec, st.Managed)
+	if err != nil {
+		return "", err
+	}
 	var lines []string
 	for _, mr := range st.Managed {
 		if mr.Policy == PolicyIgnore {
@@ -142,7 +148,10 @@ func Drift(ctx context.Context, cl *target.Cluster, spec *Spec, st State) (strin
 		}
 		ref := mr.Resource
 		what := refString(ref)
-		live, err := cl.Get(ctx, schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind), ref.Namespace, ref.Name)
+		live, ok := listed[refKey(ref)]
+		if !ok {
+			live, err = cl.Get(ctx, schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind), ref.Namespace, ref.Name)
+		}
 		switch {
 		case apierrors.IsNotFound(err):
 			lines = append(lines, what+" was deleted")
@@ -171,4 +180,42 @@ func Drift(ctx context.Context, cl *target.Cluster, spec *Spec, st State) (strin
 		lines = append(lines[:maxDriftLines], fmt.Sprintf("and %d more", len(lines)-maxDriftLines))
 	}
 	return strings.Join(lines, "; "), nil
+}
+
+// listManaged reads, with one request per kind and namespace, the managed
+// objects that carry the managed label, so checking many objects of one
+// kind costs one list instead of one get each. Objects it does not return
+// (unlabelled ones, or ones that are gone) are read one by one.
+func listManaged(ctx context.Context, cl *target.Cluster, spec *Spec, managed ManagedResourceStatusList) (map[string]*unstructured.Unstructured, error) {
+	out := map[string]*unstructured.Unstructured{}
+	if spec.ManagedLabel == "" {
+		return out, nil
+	}
+	type bucket struct {
+		gvk schema.GroupVersionKind
+		ns  string
+	}
+	count := map[bucket]int{}
+	for _, mr := range managed {
+		count[bucket{schema.FromAPIVersionAndKind(mr.Resource.APIVersion, mr.Resource.Kind), mr.Resource.Namespace}]++
+	}
+	selector := labels.SelectorFromSet(labels.Set{spec.ManagedLabel: spec.Owner}).String()
+	for b, n := range count {
+		if n < 2 {
+			continue
+		}
+		ri, _, err := cl.Resource(b.gvk, b.ns)
+		if err != nil {
+			continue
+		}
+		list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return nil, Classify(err, ReasonDrift, "unable to list "+b.gvk.Kind)
+		}
+		for i := range list.Items {
+			u := &list.Items[i]
+			out[objectKey(b.gvk.GroupKind(), u.GetNamespace(), u.GetName())] = u
+		}
+	}
+	return out, nil
 }

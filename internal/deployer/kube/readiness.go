@@ -291,6 +291,14 @@ func matches(field any, values []any, op Operator) bool {
 // thing that is not, or an API error.
 func CheckReadiness(ctx context.Context, cl *target.Cluster, cfg ReadinessCheckConfiguration,
 	managed ManagedResourceStatusList, allMustExist bool) error {
+	return checkReadiness(ctx, cl, cfg, managed, allMustExist, nil)
+}
+
+// checkReadiness is CheckReadiness that takes objects from fresh (by key)
+// instead of reading them: what the API server answered to writes made a
+// moment ago.
+func checkReadiness(ctx context.Context, cl *target.Cluster, cfg ReadinessCheckConfiguration,
+	managed ManagedResourceStatusList, allMustExist bool, fresh map[string]*unstructured.Unstructured) error {
 	if !cfg.DisableDefault {
 		for _, mr := range managed {
 			ref := mr.Resource
@@ -298,12 +306,16 @@ func CheckReadiness(ctx context.Context, cl *target.Cluster, cfg ReadinessCheckC
 			if !allMustExist && !IsDefaultChecked(gvk.GroupKind()) {
 				continue
 			}
-			u, err := cl.Get(ctx, gvk, ref.Namespace, ref.Name)
-			if apierrors.IsNotFound(err) {
-				return &NotReadyError{Object: refString(ref), Reason: "it does not exist"}
-			}
-			if err != nil {
-				return err
+			u, ok := fresh[refKey(ref)]
+			if !ok {
+				var err error
+				u, err = cl.Get(ctx, gvk, ref.Namespace, ref.Name)
+				if apierrors.IsNotFound(err) {
+					return &NotReadyError{Object: refString(ref), Reason: "it does not exist"}
+				}
+				if err != nil {
+					return err
+				}
 			}
 			if err := CheckObjectReady(u); err != nil {
 				return err

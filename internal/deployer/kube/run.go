@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"regexp"
 	"time"
 
@@ -138,6 +139,7 @@ func Reconcile(ctx context.Context, cl *target.Cluster, spec *Spec, job string, 
 	}
 	h := spec.hash()
 	p := st.Pending
+	var fresh map[string]*unstructured.Unstructured
 	if p == nil || job == "" || p.Job != job || p.Spec != h {
 		applied, err := Apply(ctx, cl, spec.applyOptions(), spec.Manifests, st.Managed)
 		if err != nil {
@@ -158,6 +160,7 @@ func Reconcile(ctx context.Context, cl *target.Cluster, spec *Spec, job string, 
 			Fingerprints: fingerprints(desired, applied.Written, nil)}
 		st.Managed = union(applied.Managed, orphans)
 		st.Pending = p
+		fresh = applied.Written
 	}
 	waitFor := func(why string) (Outcome, error) {
 		d := requeueDelay(p.Tries)
@@ -166,6 +169,8 @@ func Reconcile(ctx context.Context, cl *target.Cluster, spec *Spec, job string, 
 	}
 
 	if len(p.Orphans) > 0 {
+		// Deleting orphans takes time; what was written may change meanwhile.
+		fresh = nil
 		rem, err := DeleteManaged(ctx, cl, DeleteOptions{ManagedLabel: spec.ManagedLabel, Owner: spec.Owner,
 			Groups: spec.DeletionGroupsDuringUpdate}, p.Orphans)
 		st.Managed = without(st.Managed, p.Orphans, rem)
@@ -178,7 +183,7 @@ func Reconcile(ctx context.Context, cl *target.Cluster, spec *Spec, job string, 
 		}
 	}
 
-	if err := CheckReadiness(ctx, cl, spec.ReadinessChecks, st.Managed, !spec.DefaultCheckWorkloadsOnly); err != nil {
+	if err := checkReadiness(ctx, cl, spec.ReadinessChecks, st.Managed, !spec.DefaultCheckWorkloadsOnly, fresh); err != nil {
 		var nr *NotReadyError
 		if !asNotReady(err, &nr) {
 			return Outcome{State: st}, Classify(err, ReasonReadiness, "")
