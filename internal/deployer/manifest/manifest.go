@@ -169,7 +169,10 @@ func (d *Deployer) Validate(config json.RawMessage) error {
 
 func (d *Deployer) prepare(req deployer.Request, forDelete bool) (*kube.Spec, *target.Cluster, kube.State, error) {
 	cfg, p := Decode(req.Config)
-	if err := p.Err(); err != nil && !(forDelete && cfg != nil && len(p.Invalid) == 0) {
+	// A delete goes ahead despite unknown fields: they cannot change what
+	// is deleted, and refusing would leave the objects behind.
+	usable := cfg != nil && len(p.Invalid) == 0
+	if err := p.Err(); err != nil && (!forDelete || !usable) {
 		return nil, nil, kube.State{}, err
 	}
 	st, err := kube.DecodeState(req.State)
