@@ -20,6 +20,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/exec"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/manifest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/mock"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
@@ -95,6 +96,7 @@ func Deployers() *deployer.Registry {
 	wd, _ := os.Getwd()
 	reg.Register(exec.New(exec.Options{DefaultWorkingDir: wd}), "exec")
 	reg.Register(helm.New(helm.Options{WorkingDir: wd}), helm.Type, helm.Alias)
+	reg.Register(manifest.New(), manifest.Type, manifest.Alias)
 	reg.RegisterTargetType(target.KubernetesClusterType, target.CheckKubernetesCluster)
 	return reg
 }

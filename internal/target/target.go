@@ -1,5 +1,7 @@
-// Package target knows Landscaper's target types: what their configs hold
-// and how they are checked before anything runs.
+// Package target knows Landscaper's target types: what their configs hold,
+// how they are checked before anything runs, and, for kubernetes-cluster
+// targets, how a config becomes a client shared by every deploy item that
+// acts on the same cluster.
 package target
 
 import (
@@ -8,11 +10,23 @@ import (
 	"errors"
 	"fmt"
 
-	"sigs.k8s.io/yaml"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // KubernetesClusterType is Landscaper's target type of a Kubernetes cluster.
 const KubernetesClusterType = "landscaper.gardener.cloud/kubernetes-cluster"
+
+// Client rate limits of every cluster client, shared by all items on one
+// target. client-go's defaults (5/10) throttle a single deploy item with a
+// few dozen manifests; these let an execution of a few hundred objects run
+// without long client-side waits, while the API server's own priority and
+// fairness (answered with 429, which is retried) protects it beyond that.
+const (
+	DefaultQPS   = 100
+	DefaultBurst = 200
+)
 
 // KubernetesClusterConfig is the config of a kubernetes-cluster target, in
 // Landscaper's format: the kubeconfig as YAML text.
@@ -20,38 +34,119 @@ type KubernetesClusterConfig struct {
 	Kubeconfig string `json:"kubeconfig"`
 }
 
-// kubeconfigShape is as much of a kubeconfig as a plan-time check needs.
-type kubeconfigShape struct {
-	Clusters []struct {
-		Name string `json:"name"`
-	} `json:"clusters"`
-	Contexts []struct {
-		Name string `json:"name"`
-	} `json:"contexts"`
-}
-
-// CheckKubernetesCluster validates a kubernetes-cluster target's config at
-// plan time. Errors never quote the config: it holds credentials.
-func CheckKubernetesCluster(config json.RawMessage) error {
+// ParseKubernetesCluster decodes a kubernetes-cluster target's config and
+// its kubeconfig. Errors never quote the config: it holds credentials.
+func ParseKubernetesCluster(config json.RawMessage) (*clientcmdapi.Config, error) {
 	var c KubernetesClusterConfig
 	dec := json.NewDecoder(bytes.NewReader(config))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) && ute.Field != "" {
-			return fmt.Errorf("%s must be a string holding the kubeconfig as YAML text", ute.Field)
+			return nil, fmt.Errorf("%s must be a string holding the kubeconfig as YAML text", ute.Field)
 		}
-		return errors.New(`the config must be an object with one field, "kubeconfig" (the kubeconfig as YAML text)`)
+		return nil, errors.New(`the config must be an object with one field, "kubeconfig" (the kubeconfig as YAML text)`)
 	}
 	if c.Kubeconfig == "" {
-		return errors.New(`the config has no "kubeconfig"`)
+		return nil, errors.New(`the config has no "kubeconfig"`)
 	}
-	var kc kubeconfigShape
-	if err := yaml.Unmarshal([]byte(c.Kubeconfig), &kc); err != nil {
-		return errors.New("kubeconfig is not YAML")
+	kc, err := clientcmd.Load([]byte(c.Kubeconfig))
+	if err != nil {
+		// clientcmd's message may quote the offending text, so it is not
+		// passed on.
+		return nil, errors.New("kubeconfig is not a valid kubeconfig (YAML or JSON)")
 	}
 	if len(kc.Clusters) == 0 {
-		return errors.New("kubeconfig names no cluster")
+		return nil, errors.New("kubeconfig names no cluster")
+	}
+	if err := clientcmd.Validate(*kc); err != nil {
+		return nil, fmt.Errorf("kubeconfig is invalid: %s", redactedValidation(err))
+	}
+	return kc, nil
+}
+
+// redactedValidation keeps clientcmd's validation messages, which name
+// contexts, clusters and files but never credentials; anything unexpected
+// is replaced by a generic text.
+func redactedValidation(err error) string {
+	var agg interface{ Errors() []error }
+	if !errors.As(err, &agg) {
+		return "it names no usable cluster, user and context"
+	}
+	msg := ""
+	for i, e := range agg.Errors() {
+		if i > 0 {
+			msg += "; "
+		}
+		msg += e.Error()
+	}
+	return msg
+}
+
+// CheckKubernetesCluster validates a kubernetes-cluster target's config at
+// plan time. Errors never quote the config: it holds credentials.
+func CheckKubernetesCluster(config json.RawMessage) error {
+	kc, err := ParseKubernetesCluster(config)
+	if err != nil {
+		return err
+	}
+	if _, err := restConfig(kc); err != nil {
+		return err
 	}
 	return nil
+}
+
+// RESTConfig builds the client configuration of a kubernetes-cluster
+// target: the kubeconfig's current context (or its only context), with
+// this provider's rate limits and logging.
+func RESTConfig(config json.RawMessage) (*rest.Config, error) {
+	kc, err := ParseKubernetesCluster(config)
+	if err != nil {
+		return nil, err
+	}
+	return restConfig(kc)
+}
+
+func restConfig(kc *clientcmdapi.Config) (*rest.Config, error) {
+	if kc.CurrentContext == "" && len(kc.Contexts) == 1 {
+		for name := range kc.Contexts {
+			kc.CurrentContext = name
+		}
+	}
+	// A kubeconfig of one cluster and at most one user needs no context
+	// to be unambiguous; kubectl would insist, targets need not.
+	if kc.CurrentContext == "" && len(kc.Contexts) == 0 && len(kc.Clusters) == 1 && len(kc.AuthInfos) <= 1 {
+		ctx := clientcmdapi.NewContext()
+		for name := range kc.Clusters {
+			ctx.Cluster = name
+		}
+		for name := range kc.AuthInfos {
+			ctx.AuthInfo = name
+		}
+		kc.Contexts = map[string]*clientcmdapi.Context{"default": ctx}
+		kc.CurrentContext = "default"
+	}
+	rc, err := clientcmd.NewDefaultClientConfig(*kc, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig cannot be used: %s", redactedValidation(err))
+	}
+	rc.QPS, rc.Burst = DefaultQPS, DefaultBurst
+	rc.UserAgent = "terraform-provider-landscaper"
+	rc.WarningHandler = warningHandler{}
+	return rc, nil
+}
+
+// DefaultNamespace is the namespace of the kubeconfig's current context,
+// or "default": where a namespaced object without a namespace goes, as
+// kubectl does it.
+func DefaultNamespace(config json.RawMessage) string {
+	kc, err := ParseKubernetesCluster(config)
+	if err != nil {
+		return "default"
+	}
+	ns, _, err := clientcmd.NewDefaultClientConfig(*kc, &clientcmd.ConfigOverrides{}).Namespace()
+	if err != nil || ns == "" {
+		return "default"
+	}
+	return ns
 }

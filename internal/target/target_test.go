@@ -1,34 +1,164 @@
 package target
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"k8s.io/klog/v2"
 )
 
-func TestCheckKubernetesCluster(t *testing.T) {
-	const secret = "tok3n-value"
-	kc := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:6443}\nusers:\n- name: u\n  user: {token: " + secret + "}\n"
-	good, _ := json.Marshal(map[string]string{"kubeconfig": kc})
-	if err := CheckKubernetesCluster(good); err != nil {
+const secret = "tok3n-value"
+
+func kubeconfig(extra string) string {
+	return "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:6443}\nusers:\n- name: u\n  user: {token: " + secret + "}\n" + extra
+}
+
+func cfg(t *testing.T, kc string) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(map[string]string{"kubeconfig": kc})
+	if err != nil {
 		t.Fatal(err)
+	}
+	return b
+}
+
+func TestCheckKubernetesCluster(t *testing.T) {
+	good := map[string]string{
+		"no context":               kubeconfig(""),
+		"with context":             kubeconfig("contexts:\n- name: x\n  context: {cluster: c, user: u, namespace: ns1}\ncurrent-context: x\n"),
+		"one context, not current": kubeconfig("contexts:\n- name: x\n  context: {cluster: c, user: u}\n"),
+	}
+	for name, kc := range good {
+		if err := CheckKubernetesCluster(cfg(t, kc)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 	bad := map[string]string{
 		`{}`:                             `no "kubeconfig"`,
 		`{"kubeconfig": 3}`:              "must be a string",
 		`{"kubeconfig": "a: [", "x": 1}`: "one field",
 		`{"kubeconfig": "users: []"}`:    "names no cluster",
-		`{"kubeconfig": "{{"}`:           "not YAML",
+		`{"kubeconfig": "{{"}`:           "not a valid kubeconfig",
 		`[1]`:                            "one field",
+		string(cfg(t, kubeconfig("contexts:\n- name: x\n  context: {cluster: missing, user: u}\ncurrent-context: x\n"))):                       "invalid",
+		string(cfg(t, kubeconfig("contexts:\n- name: x\n  context: {cluster: c, user: u}\n- name: ctx2\n  context: {cluster: c, user: u}\n"))): "cannot be used",
 	}
-	for cfg, want := range bad {
-		err := CheckKubernetesCluster(json.RawMessage(cfg))
+	for c, want := range bad {
+		err := CheckKubernetesCluster(json.RawMessage(c))
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", cfg, err, want)
+			t.Errorf("%s: %v, want %q", c, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("error quotes the config: %v", err)
 		}
 	}
-	withSecret, _ := json.Marshal(map[string]any{"kubeconfig": kc, "token": secret})
+	withSecret, _ := json.Marshal(map[string]any{"kubeconfig": kubeconfig(""), "token": secret})
 	if err := CheckKubernetesCluster(withSecret); err == nil || strings.Contains(err.Error(), secret) {
 		t.Fatalf("error must not quote the config: %v", err)
+	}
+}
+
+func TestRESTConfig(t *testing.T) {
+	rc, err := RESTConfig(cfg(t, kubeconfig("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.Host != "https://127.0.0.1:6443" || rc.BearerToken != secret {
+		t.Errorf("host %q, token set %v", rc.Host, rc.BearerToken != "")
+	}
+	if rc.QPS != DefaultQPS || rc.Burst != DefaultBurst {
+		t.Errorf("QPS/Burst = %v/%v", rc.QPS, rc.Burst)
+	}
+	if rc.WarningHandler == nil {
+		t.Error("API warnings would go to stderr")
+	}
+}
+
+func TestDefaultNamespace(t *testing.T) {
+	cases := map[string]string{
+		kubeconfig(""): "default",
+		kubeconfig("contexts:\n- name: x\n  context: {cluster: c, user: u, namespace: ns1}\ncurrent-context: x\n"): "ns1",
+		"not a kubeconfig": "default",
+	}
+	for kc, want := range cases {
+		if got := DefaultNamespace(cfg(t, kc)); got != want {
+			t.Errorf("%q: %q, want %q", kc, got, want)
+		}
+	}
+}
+
+func TestClusterForSharesClients(t *testing.T) {
+	a, err := ClusterFor(cfg(t, kubeconfig("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ClusterFor(cfg(t, kubeconfig("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ClusterFor(cfg(t, kubeconfig("preferences: {}\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Error("identical configs must share one client")
+	}
+	if a == c {
+		t.Error("different configs must not share a client")
+	}
+	if _, err := ClusterFor(json.RawMessage(`{}`)); err == nil {
+		t.Error("invalid config accepted")
+	}
+}
+
+func TestClusterCacheIsBounded(t *testing.T) {
+	for i := range maxClusters + 5 {
+		if _, err := ClusterFor(cfg(t, kubeconfig(strings.Repeat("\n", i+10)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clusters.Lock()
+	n := len(clusters.byKey)
+	clusters.Unlock()
+	if n > maxClusters {
+		t.Errorf("%d clients cached, bound is %d", n, maxClusters)
+	}
+}
+
+func TestKlogGoesToLoggerAtDebugOnly(t *testing.T) {
+	var buf bytes.Buffer
+	l := hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Debug})
+	SetLogger(l)
+	defer SetLogger(hclog.NewNullLogger())
+
+	klog.Background().Info("from client-go", "k", "v")
+	klog.Background().V(2).Info("verbose but allowed")
+	klog.Background().Error(errors.New("boom"), "failed")
+	sink := &klogSink{}
+	sink.Info(maxKlogVerbosity+2, "request body with secret "+secret)
+	warningHandler{}.HandleWarningHeader(299, "", "deprecated API")
+
+	out := buf.String()
+	for _, want := range []string{"[DEBUG] from client-go: k=v", "failed: error=boom", "API server warning: warning=\"deprecated API\""} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, secret) {
+		t.Errorf("high-verbosity client-go output was logged:\n%s", out)
+	}
+	if strings.Contains(out, "[INFO]") || strings.Contains(out, "[ERROR]") {
+		t.Errorf("client-go output must be DEBUG only:\n%s", out)
+	}
+
+	buf.Reset()
+	SetLogger(hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Info}))
+	klog.Background().Info("hidden")
+	if buf.Len() != 0 {
+		t.Errorf("DEBUG output written at INFO level: %s", buf.String())
 	}
 }
