@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -22,27 +20,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
-	"github.com/landscaper-tf/terraform-provider-landscaper/internal/testenv"
-)
-
-// The helm acceptance tests start the control plane on first use. Its
-// processes die with the test binary.
-var (
-	helmEnvOnce sync.Once
-	helmEnv     *testenv.Env
-	helmEnvErr  error
 )
 
 func helmCluster(t *testing.T) (kubeconfigPath string, cs kubernetes.Interface) {
 	t.Helper()
-	helmEnvOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		defer cancel()
-		helmEnv, helmEnvErr = testenv.Start(ctx, testenv.Options{})
-	})
-	if helmEnvErr != nil {
-		t.Fatalf("testenv: %v", helmEnvErr)
+	if kubeEnv == nil {
+		t.Fatal("no control plane: TestMain starts one for acceptance runs (TF_ACC)")
 	}
+	helmEnv := kubeEnv
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(path, []byte(helmEnv.Kubeconfig()), 0o600); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	sigsjson "sigs.k8s.io/json"
@@ -72,13 +73,18 @@ type Problems struct {
 	Invalid []string
 }
 
-// Err returns the problems as one configuration error, or nil.
+// Err returns the problems as one configuration error, or nil. Unknown
+// fields alone are a warning (deployer.UnknownFieldsError): Landscaper
+// ignores them, and so does apply.
 func (p Problems) Err() error {
-	all := append(append([]string{}, p.Invalid...), p.Unknown...)
-	if len(all) == 0 {
-		return nil
+	switch {
+	case len(p.Invalid) > 0:
+		all := append(append([]string{}, p.Invalid...), p.Unknown...)
+		return core.ConfigurationProblem("invalid kubernetes-manifest configuration: %s", strings.Join(all, "; "))
+	case len(p.Unknown) > 0:
+		return &deployer.UnknownFieldsError{Fields: p.Unknown}
 	}
-	return core.ConfigurationProblem("invalid kubernetes-manifest configuration: %s", strings.Join(all, "; "))
+	return nil
 }
 
 // Decode reads a config: type errors and invalid values go to Invalid,
@@ -123,7 +129,11 @@ func Decode(config json.RawMessage) (*ProviderConfiguration, Problems) {
 		return nil, p
 	}
 	for _, e := range strict {
-		p.Unknown = append(p.Unknown, strings.TrimPrefix(e.Error(), "json: "))
+		field := strings.TrimPrefix(strings.TrimPrefix(e.Error(), "json: "), "unknown field ")
+		if f, err := strconv.Unquote(field); err == nil {
+			field = f
+		}
+		p.Unknown = append(p.Unknown, field)
 	}
 	if cfg.Kubeconfig != nil {
 		p.Invalid = append(p.Invalid, "kubeconfig: no longer part of the configuration; the item's target names the cluster")
@@ -167,12 +177,11 @@ func (d *Deployer) Validate(config json.RawMessage) error {
 	return p.Err()
 }
 
-func (d *Deployer) prepare(req deployer.Request, forDelete bool) (*kube.Spec, *target.Cluster, kube.State, error) {
+func (d *Deployer) prepare(req deployer.Request) (*kube.Spec, *target.Cluster, kube.State, error) {
 	cfg, p := Decode(req.Config)
-	// A delete goes ahead despite unknown fields: they cannot change what
-	// is deleted, and refusing would leave the objects behind.
+	// Unknown fields do not stop anything: Landscaper ignores them.
 	usable := cfg != nil && len(p.Invalid) == 0
-	if err := p.Err(); err != nil && (!forDelete || !usable) {
+	if err := p.Err(); err != nil && !usable {
 		return nil, nil, kube.State{}, err
 	}
 	st, err := kube.DecodeState(req.State)
@@ -206,7 +215,7 @@ func (d *Deployer) prepare(req deployer.Request, forDelete bool) (*kube.Spec, *t
 // provider status. While objects are not ready or exports cannot be read
 // yet, it asks the engine to call again.
 func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deployer.Result, error) {
-	spec, cl, st, err := d.prepare(req, false)
+	spec, cl, st, err := d.prepare(req)
 	if err != nil {
 		return deployer.Result{State: req.State}, err
 	}
@@ -217,7 +226,7 @@ func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deploye
 // Delete deletes the managed objects in the configured deletion groups and
 // asks the engine to call again until they are gone.
 func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.Result, error) {
-	spec, cl, st, err := d.prepare(req, true)
+	spec, cl, st, err := d.prepare(req)
 	if err != nil {
 		return deployer.Result{State: req.State}, err
 	}
@@ -231,7 +240,7 @@ func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.R
 func (d *Deployer) Drift(ctx context.Context, req deployer.Request, last deployer.Result) (string, error) {
 	r := req
 	r.State = last.State
-	spec, cl, st, err := d.prepare(r, false)
+	spec, cl, st, err := d.prepare(r)
 	if err != nil {
 		return "", err
 	}
