@@ -805,3 +805,19 @@ func TestAccExecution_reconcileTrigger(t *testing.T) {
 		},
 	})
 }
+
+// A mock left Progressing keeps running until its timeout, as in
+// Landscaper, and then fails with ProgressingTimeout.
+func TestAccExecution_mockLeftProgressing(t *testing.T) {
+	w := newWorld(t)
+	items := map[string]string{
+		"stuck": `{ type = "mock", timeout = "300ms", config = jsonencode({ initialPhase = "Progressing", continuousReconcile = { every = "1h" } }) }`,
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      w.config("", items),
+			ExpectError: regexp.MustCompile(`(?s)Deploy item "stuck" failed.*reason: ProgressingTimeout.*300ms.*codes: ERR_TIMEOUT`),
+		}},
+	})
+}
