@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -818,6 +819,49 @@ func TestAccExecution_mockLeftProgressing(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config:      w.config("", items),
 			ExpectError: regexp.MustCompile(`(?s)Deploy item "stuck" failed.*reason: ProgressingTimeout.*300ms.*codes: ERR_TIMEOUT`),
+		}},
+	})
+}
+
+// exec takes args beside command and cleanEnv, and reports exit code,
+// duration and attempts as its provider status.
+func TestAccExecution_execContainerContract(t *testing.T) {
+	// Not parallel: the provider's environment is the test process's.
+	t.Setenv("LANDSCAPER_TEST_LEAK", "leaked")
+	w := newWorld(t)
+	items := map[string]string{
+		"c": `{
+      type = "exec"
+      config = jsonencode({
+        command  = ["sh", "-c"]
+        args     = ["printf '%s:%s' \"$0\" \"$${LANDSCAPER_TEST_LEAK:-clean}\" > \"$EXPORTS_PATH\"", "arg0"]
+        cleanEnv = true
+      })
+    }`,
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: w.config("", items),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("c"), knownvalue.StringExact("arg0:clean")),
+			},
+			Check: func(s *terraform.State) error {
+				raw := s.RootModule().Resources[app].Primary.Attributes["status.deploy_items.c.provider_status"]
+				var ps struct {
+					LastOperation string `json:"lastOperation"`
+					ExitCode      *int   `json:"exitCode"`
+					Duration      string `json:"duration"`
+					Attempts      int    `json:"attempts"`
+				}
+				if err := json.Unmarshal([]byte(raw), &ps); err != nil {
+					return fmt.Errorf("provider_status %q: %v", raw, err)
+				}
+				if ps.LastOperation != "RECONCILE" || ps.ExitCode == nil || *ps.ExitCode != 0 || ps.Attempts != 1 || ps.Duration == "" {
+					return fmt.Errorf("provider_status %s", raw)
+				}
+				return nil
+			},
 		}},
 	})
 }
