@@ -403,6 +403,8 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 	}
 	f := fields(planned)
 	op := map[bool]string{true: "create", false: "update"}[prior.IsNull()]
+	ctx, done := process.track(ctx)
+	defer done()
 	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], op))
 	defer cancel()
 	sensitive := saved.sensitiveNames(want.sensitive)
@@ -426,6 +428,8 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 // later destroy finishes the job.
 func (x *executions) destroy(ctx context.Context, e *engine.Engine, prior tftypes.Value, saved storedExecution) (tftypes.Value, []byte, problems) {
 	f := fields(prior)
+	ctx, done := process.track(ctx)
+	defer done()
 	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], "delete"))
 	defer cancel()
 	sensitive := map[string]bool{}
