@@ -44,7 +44,7 @@ func errorSchemaDescribed(description string) schema.SingleNestedAttribute {
 		Computed:            true,
 		Attributes: map[string]schema.Attribute{
 			"operation": schema.StringAttribute{Computed: true, MarkdownDescription: "What was being done: `Reconcile` or `Delete`."},
-			"reason":    schema.StringAttribute{Computed: true, MarkdownDescription: "Short machine-readable cause, such as `Timeout` or `CommandFailed`."},
+			"reason":    schema.StringAttribute{Computed: true, MarkdownDescription: "Short machine-readable cause, such as `ProgressingTimeout` or `CommandFailed`."},
 			"message":   schema.StringAttribute{Computed: true, MarkdownDescription: "What happened, for humans."},
 			"codes": schema.ListAttribute{Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "Landscaper error codes, such as `ERR_TIMEOUT` or `ERR_CONFIGURATION_PROBLEM`."},
