@@ -23,6 +23,8 @@ func main() {
 	if debug {
 		opts = append(opts, tf6server.WithManagedDebug())
 	}
+	// Should terraform die without stopping us, stop the jobs and exit.
+	provider.ExitWhenOrphaned()
 	newServer := provider.NewServer(version)
 	err := tf6server.Serve("registry.terraform.io/landscaper-tf/landscaper", func() tfprotov6.ProviderServer {
 		s, err := newServer()

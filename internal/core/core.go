@@ -6,7 +6,9 @@ package core
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"time"
 )
 
 // Phase is a Landscaper phase string, shown to users exactly as written.
@@ -36,17 +38,46 @@ const (
 	OperationDelete    Operation = "Delete"
 )
 
-// Error codes. All but CodeInterrupted are Landscaper's own. Landscaper has
-// no code for a stopped operation because its controllers are never stopped
-// mid-run; Terraform can be (Ctrl-C), so we add one in the same style.
+// Error codes. All but CodeInterrupted are Landscaper's own. Landscaper
+// marks an interrupted item with the reason InterruptOperation and no code;
+// a Terraform run can be stopped far more often (Ctrl-C, an expired
+// operation timeout), so ours add a code in Landscaper's style that
+// scripts can match.
 const (
 	CodeTimeout              = "ERR_TIMEOUT"
 	CodeConfigurationProblem = "ERR_CONFIGURATION_PROBLEM"
 	CodeCyclicDependencies   = "ERR_CYCLIC_DEPENDENCIES"
 	CodeInternalProblem      = "ERR_INTERNAL_PROBLEM"
 	CodeUnauthorized         = "ERR_UNAUTHORIZED"
-	CodeInterrupted          = "ERR_INTERRUPTED"
+	// CodeForInfoOnly is what Landscaper's execution controller puts on an
+	// execution that cannot go on: failed items, or pending items none of
+	// which can start.
+	CodeForInfoOnly = "ERR_FOR_INFO_ONLY"
+	CodeInterrupted = "ERR_INTERRUPTED"
 )
+
+// Reasons the engine gives, in Landscaper's words.
+const (
+	// ReasonProgressingTimeout: a deploy item did not finish in time.
+	ReasonProgressingTimeout = "ProgressingTimeout"
+	// ReasonInterruptOperation: the run was stopped while the item ran.
+	ReasonInterruptOperation = "InterruptOperation"
+)
+
+// UnrecoverableCodes are the codes Landscaper's deployers treat as final:
+// an error carrying one fails its item at once instead of being retried.
+var UnrecoverableCodes = []string{
+	CodeConfigurationProblem,
+	CodeInternalProblem,
+	CodeTimeout,
+	CodeUnauthorized,
+	CodeCyclicDependencies,
+}
+
+// Unrecoverable reports whether codes hold one of UnrecoverableCodes.
+func Unrecoverable(codes []string) bool {
+	return slices.ContainsFunc(codes, func(c string) bool { return slices.Contains(UnrecoverableCodes, c) })
+}
 
 // Error is Landscaper's status error shape. Deployers return it to classify
 // a failure; the engine stores it in statuses.
@@ -55,10 +86,44 @@ type Error struct {
 	Reason    string    `json:"reason"`
 	Message   string    `json:"message"`
 	Codes     []string  `json:"codes,omitempty"`
-	// Transient errors may resolve without a spec change and are retried
-	// with backoff; the others fail at once. It only steers the run that
-	// returned the error, so it is not stored.
+	// LastTransitionTime is when an error of this operation was first
+	// recorded in the current run; LastUpdateTime when its content last
+	// changed. Landscaper's errors carry the same pair. Deployers leave
+	// them zero; the engine stamps them (see Stamp).
+	LastTransitionTime time.Time `json:"lastTransitionTime,omitzero"`
+	LastUpdateTime     time.Time `json:"lastUpdateTime,omitzero"`
+	// Transient marks an error the deployer expects to pass without a spec
+	// change (a temporary failure); errors without it are final, the way a
+	// Landscaper deployer sets its item to Failed. Whether the engine
+	// retries is decided by Retryable. It only steers the run that returned
+	// the error, so it is not stored.
 	Transient bool `json:"-"`
+}
+
+// Retryable reports whether the engine retries after e, as Landscaper
+// decides it: an error with an unrecoverable code fails at once even when
+// the deployer called it transient, and so does one the deployer declared
+// final.
+func (e *Error) Retryable() bool {
+	return e.Transient && !Unrecoverable(e.Codes)
+}
+
+// Stamp sets e's times as Landscaper updates an error that replaces prev
+// (nil for the first error of a run): the transition time is kept while
+// the operation stays the same, the update time while nothing changed.
+func (e *Error) Stamp(prev *Error, now time.Time) {
+	if prev == nil {
+		e.LastTransitionTime, e.LastUpdateTime = now, now
+		return
+	}
+	e.LastTransitionTime, e.LastUpdateTime = prev.LastTransitionTime, prev.LastUpdateTime
+	if prev.Operation != e.Operation || prev.LastTransitionTime.IsZero() {
+		e.LastTransitionTime = now
+	}
+	if prev.Operation != e.Operation || prev.Reason != e.Reason || prev.Message != e.Message ||
+		!slices.Equal(prev.Codes, e.Codes) || prev.LastUpdateTime.IsZero() {
+		e.LastUpdateTime = now
+	}
 }
 
 func (e *Error) Error() string {
@@ -91,4 +156,29 @@ func Terminal(reason, message string, codes ...string) *Error {
 // ConfigurationProblem is the terminal error of a config a deployer rejects.
 func ConfigurationProblem(format string, args ...any) *Error {
 	return Terminal("ConfigurationProblem", fmt.Sprintf(format, args...), CodeConfigurationProblem)
+}
+
+// MaxNameLength is the longest name Landscaper's objects can carry: names
+// end up in Kubernetes label values, which are limited to 63 characters.
+const MaxNameLength = 63
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
+
+// NameRule states the rule ValidName enforces, for messages.
+const NameRule = "at most 63 characters: letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+
+// ValidName checks a name of an installation, execution or deploy item
+// against the rule of Landscaper's objects (a Kubernetes label value that
+// must not be empty). It also keeps "<path>/<item>" keys unambiguous,
+// since '/' is not allowed.
+func ValidName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("the name is empty; a name has %s", NameRule)
+	case len(name) > MaxNameLength:
+		return fmt.Errorf("%q has %d characters; a name has %s", name, len(name), NameRule)
+	case !namePattern.MatchString(name):
+		return fmt.Errorf("%q is not a valid name; a name has %s", name, NameRule)
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ package deployer
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"maps"
 	"slices"
 	"sync"
@@ -42,6 +43,15 @@ type Request struct {
 	// State is the opaque state the deployer returned for this item last time
 	// (nil on the first run). Deployers that keep no state ignore it.
 	State []byte
+	// Attempt counts the calls for this item in this run, from 1: retries
+	// after transient errors and requeues count.
+	Attempt int
+	// ComponentDescriptor is the resolved component descriptor of the
+	// item's installation as Landscaper serialises it for a container
+	// (a component descriptor list as JSON), or nil outside one.
+	ComponentDescriptor json.RawMessage
+	// Content holds the blueprint's files, or nil outside an installation.
+	Content fs.FS
 	// Log receives free-form diagnostic lines (for example a process's output).
 	// It may be nil.
 	Log func(msg string)

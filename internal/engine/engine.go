@@ -132,6 +132,8 @@ type job struct {
 	observe func(Event)
 	start   time.Time
 	st      *Status
+	// trigger is the ReconcileTrigger the job runs for.
+	trigger string
 }
 
 func (e *Engine) newJob(name string, run Run, st *Status) *job {
@@ -157,6 +159,8 @@ func (j *job) setPhase(p core.Phase) {
 }
 
 func (j *job) fail(p core.Phase, err *core.Error) {
+	// newJob cleared the previous error, so this is the job's first one.
+	err.Stamp(nil, j.e.Clock.Now())
 	j.st.LastError = err
 	j.setPhase(p)
 	j.st.JobIDFinished = j.id
@@ -168,6 +172,7 @@ func (j *job) fail(p core.Phase, err *core.Error) {
 func (e *Engine) Reconcile(ctx context.Context, ex Execution, prev Status, run Run) Status {
 	st := prev.Clone()
 	j := e.newJob(ex.Name, run, &st)
+	j.trigger = ex.ReconcileTrigger
 	plan := PlanJob(ex, prev)
 
 	j.setPhase(core.PhaseInit)
@@ -288,9 +293,12 @@ func (j *job) outcome(ctx context.Context, g *dag.Graph, out dag.Outcome, op cor
 	case len(failed) > 0:
 		err.Reason = "DeployItemsFailed"
 	default:
+		// Landscaper's execution controller fails such an execution with
+		// ERR_FOR_INFO_ONLY ("items could not be started"). Cycles and
+		// missing items are rejected at plan time, so this needs a bypass.
 		err.Reason = "Stuck"
-		err.Codes = []string{core.CodeCyclicDependencies}
-		parts = append(parts, "no deploy item can make progress; check the dependencies for cycles or missing items")
+		err.Codes = []string{core.CodeForInfoOnly}
+		parts = append(parts, "items could not be started: none of the pending deploy items can make progress; check the dependencies for cycles or missing items")
 	}
 	if len(failed) > 0 {
 		slices.Sort(failed)
@@ -313,7 +321,7 @@ func (j *job) outcome(ctx context.Context, g *dag.Graph, out dag.Outcome, op cor
 // interruption names why ctx ended: the operation's deadline, or a stop.
 func interruption(ctx context.Context) (string, []string) {
 	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-		return "Timeout", []string{core.CodeTimeout}
+		return core.ReasonProgressingTimeout, []string{core.CodeTimeout}
 	}
-	return "Interrupted", []string{core.CodeInterrupted}
+	return core.ReasonInterruptOperation, []string{core.CodeInterrupted}
 }

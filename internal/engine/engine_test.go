@@ -372,7 +372,7 @@ func TestTransientErrorsStopAtTheItemTimeout(t *testing.T) {
 	spec.Timeout = 3 * time.Minute
 	st := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": spec}), Status{}, h.run("j"))
 	le := st.Items["a"].LastError
-	if st.Items["a"].Phase != core.PhaseFailed || le.Reason != "Timeout" || !reflect.DeepEqual(le.Codes, []string{core.CodeTimeout}) ||
+	if st.Items["a"].Phase != core.PhaseFailed || le.Reason != core.ReasonProgressingTimeout || !reflect.DeepEqual(le.Codes, []string{core.CodeTimeout}) ||
 		!strings.Contains(le.Message, "3m0s") || !strings.Contains(le.Message, "last error: attempt") {
 		t.Fatalf("item %s %+v", st.Items["a"].Phase, le)
 	}
@@ -407,7 +407,7 @@ func TestRunningItemOverItsTimeoutFails(t *testing.T) {
 	h.clock.Advance(time.Minute)
 	st := <-done
 	le := st.Items["a"].LastError
-	if le.Reason != "Timeout" || le.Codes[0] != core.CodeTimeout || !strings.Contains(le.Message, "10m0s") {
+	if le.Reason != core.ReasonProgressingTimeout || le.Codes[0] != core.CodeTimeout || !strings.Contains(le.Message, "10m0s") {
 		t.Fatalf("%+v", le)
 	}
 }
@@ -426,7 +426,8 @@ func TestInterruptMarksRunningItemsAndKeepsTheRest(t *testing.T) {
 	if got := phasesOf(st); !reflect.DeepEqual(got, want) {
 		t.Fatalf("phases %v", got)
 	}
-	if st.Items["a"].LastError.Codes[0] != core.CodeInterrupted || st.LastError.Reason != "Interrupted" ||
+	if st.Items["a"].LastError.Codes[0] != core.CodeInterrupted || st.LastError.Reason != core.ReasonInterruptOperation ||
+		st.Items["a"].LastError.Reason != core.ReasonInterruptOperation ||
 		string(st.Items["a"].State) != "+" {
 		t.Fatalf("item %+v exec %+v", st.Items["a"].LastError, st.LastError)
 	}
@@ -443,7 +444,7 @@ func TestResourceDeadlineIsATimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	st := h.e.Reconcile(ctx, exec(map[string]ItemSpec{"a": item(`{"block":true}`)}), Status{}, h.run("j"))
-	if st.LastError.Reason != "Timeout" || st.Items["a"].LastError.Codes[0] != core.CodeTimeout {
+	if st.LastError.Reason != core.ReasonProgressingTimeout || st.Items["a"].LastError.Codes[0] != core.CodeTimeout {
 		t.Fatalf("%+v / %+v", st.LastError, st.Items["a"].LastError)
 	}
 }
@@ -453,7 +454,8 @@ func TestStuckGraphFails(t *testing.T) {
 	// Validation rejects this; the engine must still not hang on it.
 	ex := exec(map[string]ItemSpec{"a": item("", "b"), "b": item("", "a"), "c": item("")})
 	st := h.e.Reconcile(context.Background(), ex, Status{}, h.run("j"))
-	if st.Phase != core.PhaseFailed || st.LastError.Reason != "Stuck" || st.Items["c"].Phase != core.PhaseSucceeded {
+	if st.Phase != core.PhaseFailed || st.LastError.Reason != "Stuck" || !reflect.DeepEqual(st.LastError.Codes, []string{core.CodeForInfoOnly}) ||
+		st.Items["c"].Phase != core.PhaseSucceeded {
 		t.Fatalf("%s %+v %v", st.Phase, st.LastError, phasesOf(st))
 	}
 }

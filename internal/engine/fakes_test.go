@@ -95,9 +95,11 @@ type fakeDeployer struct {
 	mu       sync.Mutex
 	calls    []string // "op:item" in start order
 	attempts map[string]int
-	running  int
-	peak     int
-	started  chan string
+	// reqAttempts lists Request.Attempt of every call, by "op:item".
+	reqAttempts map[string][]int
+	running     int
+	peak        int
+	started     chan string
 }
 
 type fakeConfig struct {
@@ -109,10 +111,11 @@ type fakeConfig struct {
 	Export     json.RawMessage `json:"export"` // returned on success
 	Unknown    bool            `json:"unknownError"`
 	Requeue    int             `json:"requeue"` // first N attempts: not ready, look again in 5s
+	Codes      []string        `json:"codes"`   // of the transient errors
 }
 
 func newFakeDeployer() *fakeDeployer {
-	return &fakeDeployer{attempts: map[string]int{}, started: make(chan string, 100000)}
+	return &fakeDeployer{attempts: map[string]int{}, reqAttempts: map[string][]int{}, started: make(chan string, 100000)}
 }
 
 var (
@@ -143,6 +146,7 @@ func (f *fakeDeployer) run(ctx context.Context, req deployer.Request) (deployer.
 	f.mu.Lock()
 	f.calls = append(f.calls, key)
 	f.attempts[key]++
+	f.reqAttempts[key] = append(f.reqAttempts[key], req.Attempt)
 	attempt := f.attempts[key]
 	f.running++
 	f.peak = max(f.peak, f.running)
@@ -178,7 +182,7 @@ func (f *fakeDeployer) run(ctx context.Context, req deployer.Request) (deployer.
 		if c.Unknown {
 			return deployer.Result{State: state}, fmt.Errorf("unclassified failure %d", attempt)
 		}
-		return deployer.Result{State: state}, core.Transient("Flaky", fmt.Sprintf("attempt %d", attempt))
+		return deployer.Result{State: state}, core.Transient("Flaky", fmt.Sprintf("attempt %d", attempt), c.Codes...)
 	}
 	if c.Fail {
 		return deployer.Result{State: state, ProviderStatus: json.RawMessage(`{"why":"broken"}`)},

@@ -11,9 +11,11 @@ import (
 )
 
 type itemResult struct {
-	res     deployer.Result
-	err     *core.Error
-	elapsed time.Duration
+	res deployer.Result
+	// err is the run's outcome, first the first error the run met (err
+	// itself when there was only one).
+	err, first *core.Error
+	elapsed    time.Duration
 }
 
 // record writes an item's result into the status. It runs on the drive's
@@ -32,7 +34,7 @@ func (j *job) record(name string, op core.Operation, r itemResult) bool {
 	if r.res.ProviderStatus != nil || r.err == nil {
 		is.ProviderStatus = r.res.ProviderStatus
 	}
-	is.LastError = r.err
+	is.LastError, is.FirstError = r.err, r.first
 	switch {
 	case r.err != nil && op == core.OperationDelete:
 		is.Phase = core.PhaseDeleteFailed
@@ -42,24 +44,32 @@ func (j *job) record(name string, op core.Operation, r itemResult) bool {
 		is.Phase, is.Export = core.PhaseFailed, nil
 	default:
 		is.Phase, is.Export, is.AppliedHash, is.Drift = core.PhaseSucceeded, r.res.Export, is.Spec.Hash(), ""
+		is.AppliedTrigger = j.trigger
 	}
 	ev.Phase, ev.Err, ev.Export = is.Phase, is.LastError, is.Export
 	j.emit(ev)
 	return r.err == nil
 }
 
-// runItem runs one item's deployer until success, a terminal error, the
-// item's timeout, or the end of ctx. Transient errors are retried with
-// exponential backoff; a deployer that asks to be called again later
-// (RequeueAfter) is, without that counting as an error.
+// runItem runs one item's deployer until success, an error that is not
+// to be retried, the item's timeout, or the end of ctx. Retryable errors
+// (core.Error.Retryable) are retried with exponential backoff; a deployer
+// that asks to be called again later (RequeueAfter) is, without that
+// counting as an error. Errors are stamped with their times as Landscaper
+// updates an item's last error, and the run's first error is kept too.
 func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []byte, op core.Operation) itemResult {
 	clock := j.e.Clock
 	start := clock.Now()
+	var first, last *core.Error
 	result := func(res deployer.Result, err *core.Error) itemResult {
 		if err != nil {
 			err.Operation = op
+			err.Stamp(last, clock.Now())
+			if first == nil {
+				first = err
+			}
 		}
-		return itemResult{res: res, err: err, elapsed: clock.Now().Sub(start)}
+		return itemResult{res: res, err: err, first: first.Clone(), elapsed: clock.Now().Sub(start)}
 	}
 
 	d, ok := j.e.Deployers.Get(spec.Type)
@@ -76,11 +86,12 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 	req := deployer.Request{
 		Operation: op, Execution: j.exec, Item: name, JobID: j.id,
 		Config: spec.Config, Target: spec.Target, State: state,
+		ComponentDescriptor: spec.ComponentDescriptor, Content: spec.Content,
 		Log: func(msg string) { j.emit(Event{Item: name, Output: msg}) },
 	}
 	backoff := j.e.Backoff.Initial
-	var last *core.Error
-	for {
+	for attempt := 1; ; attempt++ {
+		req.Attempt = attempt
 		var res deployer.Result
 		var err error
 		if op == core.OperationDelete {
@@ -101,8 +112,13 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 			if ictx.Err() != nil {
 				return result(res, stoppedError(ictx, spec, de))
 			}
-			if !de.Transient {
+			if !de.Retryable() {
 				return result(res, de)
+			}
+			de.Operation = op
+			de.Stamp(last, clock.Now())
+			if first == nil {
+				first = de
 			}
 			last = de
 			wait = backoff
@@ -135,9 +151,9 @@ func (j *job) pause(ctx context.Context, d time.Duration) bool {
 	return ctx.Err() == nil
 }
 
-// classify treats errors a deployer did not classify as transient, the
-// safe default for errors nobody looked at: they are retried until the
-// item's timeout.
+// classify treats errors a deployer did not classify as transient, as
+// Landscaper does with errors that carry no unrecoverable code: they are
+// retried until the item's timeout.
 func classify(err error) *core.Error {
 	var de *core.Error
 	if errors.As(err, &de) {
@@ -150,14 +166,14 @@ func classify(err error) *core.Error {
 // the operation's deadline, or an interrupt (Ctrl-C).
 func stoppedError(ctx context.Context, spec ItemSpec, last *core.Error) *core.Error {
 	cause := context.Cause(ctx)
-	e := &core.Error{Reason: "Interrupted", Codes: []string{core.CodeInterrupted},
-		Message: "the operation was interrupted while the deploy item was running"}
+	e := &core.Error{Reason: core.ReasonInterruptOperation, Codes: []string{core.CodeInterrupted},
+		Message: "operation was interrupted while the deploy item was running"}
 	switch {
 	case errors.Is(cause, errItemTimeout):
-		e.Reason, e.Codes = "Timeout", []string{core.CodeTimeout}
+		e.Reason, e.Codes = core.ReasonProgressingTimeout, []string{core.CodeTimeout}
 		e.Message = fmt.Sprintf("the deploy item did not finish within its timeout of %s", spec.Timeout)
 	case errors.Is(cause, context.DeadlineExceeded):
-		e.Reason, e.Codes = "Timeout", []string{core.CodeTimeout}
+		e.Reason, e.Codes = core.ReasonProgressingTimeout, []string{core.CodeTimeout}
 		e.Message = "the operation's timeout expired while the deploy item was running"
 	}
 	if last != nil && last.Message != "" {

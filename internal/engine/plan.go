@@ -53,8 +53,11 @@ func (p Plan) Noop() bool { return !p.Job }
 // PlanJob decides what a reconcile job for ex would do, given the status
 // left by the previous job.
 //
-// An item runs when it is new, did not succeed last time, or its spec hash
-// differs from the one of its last success. Items with UpdateOnChangeOnly
+// An item runs when it is new, did not succeed last time, its spec hash
+// differs from the one of its last success, a refresh found it drifted,
+// or the execution's ReconcileTrigger differs from the one of its last
+// success. A changed trigger thus runs every item, and a job that fails
+// half-way is resumed with only the items that did not finish. Items with UpdateOnChangeOnly
 // false run in every job, but do not start a job by themselves: otherwise
 // a plan after a successful apply could never be empty.
 func PlanJob(ex Execution, st Status) Plan {
@@ -64,7 +67,8 @@ func PlanJob(ex Execution, st Status) Plan {
 		spec := ex.Items[name]
 		is := st.Items[name]
 		switch {
-		case is == nil || is.Phase != core.PhaseSucceeded || is.AppliedHash != spec.Hash() || is.Drift != "":
+		case is == nil || is.Phase != core.PhaseSucceeded || is.AppliedHash != spec.Hash() || is.Drift != "" ||
+			is.AppliedTrigger != ex.ReconcileTrigger:
 			p.Run = append(p.Run, name)
 		case !spec.UpdateOnChangeOnly:
 			always = append(always, name)

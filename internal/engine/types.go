@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
@@ -32,6 +33,13 @@ type ItemSpec struct {
 	UpdateOnChangeOnly bool `json:"updateOnChangeOnly,omitempty"`
 	// Target is what the item acts on, or nil.
 	Target *deployer.Target `json:"target,omitempty"`
+	// ComponentDescriptor and Content are the rest of Landscaper's
+	// container contract (see deployer.Request), set by callers that have
+	// them, such as installations. The component descriptor counts in the
+	// hash: a new component version re-runs the item. Content is not
+	// stored: it is the blueprint's files, given anew by every caller.
+	ComponentDescriptor json.RawMessage `json:"componentDescriptor,omitempty"`
+	Content             fs.FS           `json:"-"`
 }
 
 // Hash identifies what the item does. Type, config and target count:
@@ -48,6 +56,10 @@ func (s ItemSpec) Hash() string {
 		h.Write([]byte(t.Type))
 		h.Write([]byte{0})
 		h.Write(canonical(t.Config))
+	}
+	if len(s.ComponentDescriptor) > 0 {
+		h.Write([]byte{1})
+		h.Write(canonical(s.ComponentDescriptor))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -72,6 +84,11 @@ func canonical(raw json.RawMessage) []byte {
 type Execution struct {
 	Name  string
 	Items map[string]ItemSpec
+	// ReconcileTrigger is any value; whenever it differs from the one an
+	// item last succeeded with, the item runs again, whatever its spec
+	// hash or UpdateOnChangeOnly say. It plays the part of Landscaper's
+	// reconcile annotation, which starts a job that re-runs every item.
+	ReconcileTrigger string
 }
 
 // ItemStatus is what is known about one deploy item. Only the item's
@@ -79,12 +96,19 @@ type Execution struct {
 type ItemStatus struct {
 	Phase core.Phase `json:"phase"`
 	// JobIDFinished is the job in which the item last finished a run.
-	JobIDFinished  string          `json:"jobIDFinished,omitempty"`
+	JobIDFinished string `json:"jobIDFinished,omitempty"`
+	// LastError is the error of the item's last run, nil after a success;
+	// FirstError the first error of that run (kept after a success that
+	// followed retries), as Landscaper keeps both per job.
 	LastError      *core.Error     `json:"lastError,omitempty"`
+	FirstError     *core.Error     `json:"firstError,omitempty"`
 	ProviderStatus json.RawMessage `json:"providerStatus,omitempty"`
 	Export         json.RawMessage `json:"export,omitempty"`
 	// AppliedHash is the Hash of the spec of the last successful reconcile.
 	AppliedHash string `json:"appliedHash,omitempty"`
+	// AppliedTrigger is the execution's ReconcileTrigger at the item's
+	// last success.
+	AppliedTrigger string `json:"appliedTrigger,omitempty"`
 	// State is the deployer's opaque state for this item.
 	State []byte `json:"state,omitempty"`
 	// Drift, when set, says what a refresh found changed outside Terraform

@@ -113,6 +113,7 @@ func (l *jobLogger) redact(st engine.Status) engine.Status {
 	st.LastError = redactError(st.LastError)
 	for _, is := range st.Items {
 		is.LastError = redactError(is.LastError)
+		is.FirstError = redactError(is.FirstError)
 	}
 	return st
 }

@@ -88,12 +88,13 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			},
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name of the execution; its identity. Changing it replaces the resource. " +
-					"Deploy items see it as `EXECUTION_NAME`.",
+					"Deploy items see it as `EXECUTION_NAME`. " + nameRuleDescription,
 				Required: true,
 			},
+			attrReconcileTrigger: reconcileTriggerAttribute("execution"),
 			attrDeployItems: schema.MapNestedAttribute{
 				MarkdownDescription: "Deploy items keyed by name. Removing an item deletes it (its deployer's " +
-					"delete runs) during the next apply.",
+					"delete runs) during the next apply. Keys follow Landscaper's name rule: " + core.NameRule + ".",
 				Required: true,
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"type": schema.StringAttribute{
@@ -201,7 +202,8 @@ func desiredOf(v tftypes.Value) (desired, bool, problems) {
 	its := fields(items)
 	tgts, tgtsKnown := targetsOf(f[attrTargets])
 	d := desired{
-		exec:      engine.Execution{Name: str(f["name"]), Items: make(map[string]engine.ItemSpec, len(its))},
+		exec: engine.Execution{Name: str(f["name"]), Items: make(map[string]engine.ItemSpec, len(its)),
+			ReconcileTrigger: str(f[attrReconcileTrigger])},
 		sensitive: make(map[string]bool, len(its)),
 		pending:   map[string]bool{},
 		unrouted:  map[string]bool{},
@@ -262,8 +264,13 @@ var fieldAttribute = map[engine.Field]string{
 func (x *executions) validate(_ context.Context, config tftypes.Value) problems {
 	var ps problems
 	f := fields(config)
-	if n := f["name"]; n.IsKnown() && !n.IsNull() && str(n) == "" {
-		ps.add(tftypes.NewAttributePath().WithAttributeName("name"), "Invalid name", "name must not be empty")
+	validateName(&ps, tftypes.NewAttributePath().WithAttributeName("name"), "name", f["name"])
+	if items := f[attrDeployItems]; items.IsKnown() {
+		for _, n := range slices.Sorted(maps.Keys(fields(items))) {
+			if err := core.ValidName(n); err != nil {
+				ps.add(itemPath(n), "Invalid deploy item name", err.Error())
+			}
+		}
 	}
 	ps = append(ps, validateTimeouts(f["timeouts"])...)
 	tgts, tgtsKnown := targetsOf(f[attrTargets])
@@ -397,6 +404,8 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 	}
 	f := fields(planned)
 	op := map[bool]string{true: "create", false: "update"}[prior.IsNull()]
+	ctx, done := process.track(ctx)
+	defer done()
 	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], op))
 	defer cancel()
 	sensitive := saved.sensitiveNames(want.sensitive)
@@ -420,6 +429,8 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 // later destroy finishes the job.
 func (x *executions) destroy(ctx context.Context, e *engine.Engine, prior tftypes.Value, saved storedExecution) (tftypes.Value, []byte, problems) {
 	f := fields(prior)
+	ctx, done := process.track(ctx)
+	defer done()
 	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], "delete"))
 	defer cancel()
 	sensitive := map[string]bool{}

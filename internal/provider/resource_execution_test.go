@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -350,7 +352,10 @@ func TestAccExecution_planTimeErrors(t *testing.T) {
 		{"timeout", map[string]string{"a": execItem(nil, "", `timeout = "ten minutes"`)}, `timeout "ten minutes" is neither a Go duration`},
 		{"config text", map[string]string{"a": `{ type = "mock", config = "phase: [" }`}, `config is neither JSON nor YAML`},
 		{"mock field type", map[string]string{"a": `{ type = "mock", config = jsonencode({ transientErrors = "two" }) }`}, `transientErrors`},
-		{"mock phase", map[string]string{"a": `{ type = "mock", config = "phase: Progressing" }`}, `phase`},
+		{"mock phase", map[string]string{"a": `{ type = "mock", config = "phase: Running" }`}, `phase`},
+		{"item name with a slash", map[string]string{"a/b": ok}, `"a/b" is not a valid name;`},
+		{"item name starting with a dash", map[string]string{"-a": ok}, `"-a" is not a valid name`},
+		{"item name too long", map[string]string{strings.Repeat("x", 64): ok}, `Invalid deploy item name`},
 		{"exec command", map[string]string{"a": `{ type = "exec", config = jsonencode({ env = { A = "b" } }) }`}, `command`},
 		{"exec field type", map[string]string{"a": `{ type = "exec", config = jsonencode({ command = "true" }) }`}, `cannot unmarshal`},
 	}
@@ -371,6 +376,21 @@ func TestAccExecution_planTimeErrors(t *testing.T) {
 	}
 }
 
+// An execution name outside Landscaper's name rule is a plan-time error
+// on the name.
+func TestAccExecution_invalidName(t *testing.T) {
+	w := newWorld(t)
+	cfg := strings.Replace(w.config("", map[string]string{"a": execItem(nil, "")}), `name = "app"`, `name = "App_"`, 1)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      cfg,
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Invalid name.*"App_" is not a valid name; a name has at most 63 characters`),
+		}},
+	})
+}
+
 // Behaviour 8: an item over its timeout fails with ERR_TIMEOUT.
 func TestAccExecution_itemTimeout(t *testing.T) {
 	w := newWorld(t)
@@ -386,7 +406,7 @@ func TestAccExecution_itemTimeout(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      w.config("", items),
-				ExpectError: regexp.MustCompile(`(?s)Deploy item "slow" failed.*reason: Timeout.*300ms.*codes: ERR_TIMEOUT`),
+				ExpectError: regexp.MustCompile(`(?s)Deploy item "slow" failed.*reason: ProgressingTimeout.*300ms.*codes: ERR_TIMEOUT`),
 			},
 			{
 				// The prior state of the next plan shows what happened.
@@ -407,6 +427,19 @@ func TestAccExecution_itemTimeout(t *testing.T) {
 						codes := acctest.Dig(prior["slow"], "last_error", "codes")
 						if fmt.Sprint(codes) != "[ERR_TIMEOUT]" {
 							return fmt.Errorf("codes %v", codes)
+						}
+						// Landscaper's error times, and the run's first error
+						// (here the only one).
+						for _, e := range []string{"last_error", "first_error"} {
+							for _, f := range []string{"last_transition_time", "last_update_time"} {
+								v, _ := acctest.Dig(prior["slow"], e, f).(string)
+								if _, err := time.Parse(time.RFC3339, v); err != nil {
+									return fmt.Errorf("%s.%s = %q: %v", e, f, v, err)
+								}
+							}
+						}
+						if r := acctest.Dig(prior["slow"], "first_error", "reason"); r != "ProgressingTimeout" {
+							return fmt.Errorf("first_error.reason %v", r)
 						}
 						return nil
 					}),
@@ -694,8 +727,141 @@ func TestAccExecution_operationTimeout(t *testing.T) {
 			},
 			{
 				Config:      withTimeouts("500ms"),
-				ExpectError: regexp.MustCompile(`(?s)Deploy item "slow" failed.*reason: Timeout.*operation's timeout expired.*codes: ERR_TIMEOUT`),
+				ExpectError: regexp.MustCompile(`(?s)Deploy item "slow" failed.*reason: ProgressingTimeout.*operation's timeout expired.*codes: ERR_TIMEOUT`),
 			},
 		},
+	})
+}
+
+// withTrigger sets reconcile_trigger of landscaper_execution.app.
+func withTrigger(cfg, trigger string) string {
+	return strings.Replace(cfg, `name = "app"`, fmt.Sprintf("name = \"app\"\n  reconcile_trigger = %q", trigger), 1)
+}
+
+// A changed reconcile_trigger re-runs every item in dependency order,
+// including unchanged ones and those with update_on_change_only = false,
+// and the plan says so; an unchanged trigger runs nothing.
+func TestAccExecution_reconcileTrigger(t *testing.T) {
+	w := newWorld(t)
+	items := map[string]string{
+		"a": execItem(nil, ""),
+		"b": execItem([]string{"a"}, ""),
+		"c": execItem(nil, "", "update_on_change_only = false"),
+	}
+	base := w.config("", items)
+	inOrder := func(*terraform.State) error {
+		runs := w.Runs()
+		if slices.Index(runs, "a:RECONCILE") > slices.Index(runs, "b:RECONCILE") {
+			return fmt.Errorf("b ran before a: %v", runs)
+		}
+		slices.Sort(runs)
+		if fmt.Sprint(runs) != "[a:RECONCILE b:RECONCILE c:RECONCILE]" {
+			return fmt.Errorf("runs %v, want every item once", runs)
+		}
+		return nil
+	}
+	var triggeredJob string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: base, Check: inOrder},
+			{
+				// Setting a trigger for the first time is a change.
+				Config: withTrigger(base, "1"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(app, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(app, tfjsonpath.New("status")),
+				}},
+				Check: resource.ComposeTestCheckFunc(inOrder, func(s *terraform.State) error {
+					triggeredJob = s.RootModule().Resources[app].Primary.Attributes["status.job_id"]
+					for _, n := range []string{"a", "b", "c"} {
+						if j := s.RootModule().Resources[app].Primary.Attributes["status.deploy_items."+n+".job_id_finished"]; j != triggeredJob {
+							return fmt.Errorf("%s finished in job %s, want the triggered job %s", n, j, triggeredJob)
+						}
+					}
+					return nil
+				}),
+			},
+			{
+				// The same trigger again: nothing to do.
+				Config: withTrigger(base, "1"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				Check: func(*terraform.State) error { return w.ExpectRuns() },
+			},
+			{
+				Config: withTrigger(base, "2"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue(app, tfjsonpath.New("status")),
+					plancheck.ExpectUnknownValue(app, tfjsonpath.New("exports")),
+				}},
+				Check: inOrder,
+			},
+			{
+				// Removing the trigger is a change too.
+				Config: base,
+				Check:  inOrder,
+			},
+		},
+	})
+}
+
+// A mock left Progressing keeps running until its timeout, as in
+// Landscaper, and then fails with ProgressingTimeout.
+func TestAccExecution_mockLeftProgressing(t *testing.T) {
+	w := newWorld(t)
+	items := map[string]string{
+		"stuck": `{ type = "mock", timeout = "300ms", config = jsonencode({ initialPhase = "Progressing", continuousReconcile = { every = "1h" } }) }`,
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      w.config("", items),
+			ExpectError: regexp.MustCompile(`(?s)Deploy item "stuck" failed.*reason: ProgressingTimeout.*300ms.*codes: ERR_TIMEOUT`),
+		}},
+	})
+}
+
+// exec takes args beside command and cleanEnv, and reports exit code,
+// duration and attempts as its provider status.
+func TestAccExecution_execContainerContract(t *testing.T) {
+	// Not parallel: the provider's environment is the test process's.
+	t.Setenv("LANDSCAPER_TEST_LEAK", "leaked")
+	w := newWorld(t)
+	items := map[string]string{
+		"c": `{
+      type = "exec"
+      config = jsonencode({
+        command  = ["sh", "-c"]
+        args     = ["printf '%s:%s' \"$0\" \"$${LANDSCAPER_TEST_LEAK:-clean}\" > \"$EXPORTS_PATH\"", "arg0"]
+        cleanEnv = true
+      })
+    }`,
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: w.config("", items),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("c"), knownvalue.StringExact("arg0:clean")),
+			},
+			Check: func(s *terraform.State) error {
+				raw := s.RootModule().Resources[app].Primary.Attributes["status.deploy_items.c.provider_status"]
+				var ps struct {
+					LastOperation string `json:"lastOperation"`
+					ExitCode      *int   `json:"exitCode"`
+					Duration      string `json:"duration"`
+					Attempts      int    `json:"attempts"`
+				}
+				if err := json.Unmarshal([]byte(raw), &ps); err != nil {
+					return fmt.Errorf("provider_status %q: %v", raw, err)
+				}
+				if ps.LastOperation != "RECONCILE" || ps.ExitCode == nil || *ps.ExitCode != 0 || ps.Attempts != 1 || ps.Duration == "" {
+					return fmt.Errorf("provider_status %s", raw)
+				}
+				return nil
+			},
+		}},
 	})
 }

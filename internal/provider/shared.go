@@ -19,16 +19,39 @@ import (
 
 // Schema parts and value helpers that more than one resource uses.
 
+// nameRuleDescription documents core.ValidName where a name is set.
+const nameRuleDescription = "It follows Landscaper's name rule: " + core.NameRule + "."
+
+// reconcileTriggerAttribute is reconcile_trigger, the counterpart of
+// Landscaper's reconcile annotation.
+func reconcileTriggerAttribute(noun string) schema.StringAttribute {
+	return schema.StringAttribute{
+		MarkdownDescription: "Any value. Whenever it changes, the next apply re-runs every deploy item of this " + noun +
+			" in dependency order, as Landscaper's `landscaper.gardener.cloud/operation: reconcile` annotation does, " +
+			"whatever `update_on_change_only` says; the plan shows every item as running. A job that fails part-way " +
+			"is resumed with the items that did not finish. While it stays the same, only changes run items.",
+		Optional: true,
+	}
+}
+
 func errorSchema(of string) schema.SingleNestedAttribute {
+	return errorSchemaDescribed("The last error of " + of + " in Landscaper's shape, or null.")
+}
+
+func errorSchemaDescribed(description string) schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
-		MarkdownDescription: "The last error of " + of + " in Landscaper's shape, or null.",
+		MarkdownDescription: description,
 		Computed:            true,
 		Attributes: map[string]schema.Attribute{
 			"operation": schema.StringAttribute{Computed: true, MarkdownDescription: "What was being done: `Reconcile` or `Delete`."},
-			"reason":    schema.StringAttribute{Computed: true, MarkdownDescription: "Short machine-readable cause, such as `Timeout` or `CommandFailed`."},
+			"reason":    schema.StringAttribute{Computed: true, MarkdownDescription: "Short machine-readable cause, such as `ProgressingTimeout` or `CommandFailed`."},
 			"message":   schema.StringAttribute{Computed: true, MarkdownDescription: "What happened, for humans."},
 			"codes": schema.ListAttribute{Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "Landscaper error codes, such as `ERR_TIMEOUT` or `ERR_CONFIGURATION_PROBLEM`."},
+			"last_transition_time": schema.StringAttribute{Computed: true, MarkdownDescription: "When an error " +
+				"of this operation was first recorded in the run (RFC 3339), as in Landscaper."},
+			"last_update_time": schema.StringAttribute{Computed: true, MarkdownDescription: "When the error last " +
+				"changed (RFC 3339): a retry that fails the same way keeps it."},
 		},
 	}
 }
@@ -41,6 +64,8 @@ func itemStatusAttributes() map[string]schema.Attribute {
 		"job_id_finished": schema.StringAttribute{Computed: true, MarkdownDescription: "The job in which the item " +
 			"last finished a run. Items skipped because they did not change keep the job they last ran in."},
 		"last_error": errorSchema("the deploy item"),
+		"first_error": errorSchemaDescribed("The first error of the item's last run, or null; it stays after " +
+			"retries that ended in success, as Landscaper's `firstError` does."),
 		"provider_status": schema.StringAttribute{Computed: true, MarkdownDescription: "Deployer-specific " +
 			"status as JSON text, or null."},
 	}
@@ -169,6 +194,16 @@ func validateTarget(v tftypes.Value, reg *deployer.Registry, at *tftypes.Attribu
 		ps.add(at.WithAttributeName("config"), "Invalid target config", err.Error())
 	}
 	return ps
+}
+
+// validateName checks a name attribute against Landscaper's name rule.
+func validateName(ps *problems, at *tftypes.AttributePath, what string, v tftypes.Value) {
+	if !v.IsKnown() || v.IsNull() {
+		return
+	}
+	if err := core.ValidName(str(v)); err != nil {
+		ps.add(at, "Invalid "+what, err.Error())
+	}
 }
 
 func errorDetail(e *core.Error) string {

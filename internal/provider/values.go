@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -110,6 +111,7 @@ const (
 	attrTargets            = "targets"
 	attrUpdateOnChangeOnly = "update_on_change_only"
 	attrSensitiveExport    = "sensitive_export"
+	attrReconcileTrigger   = "reconcile_trigger"
 )
 
 // Defaults of the optional deploy item attributes, as the schema documents
@@ -155,6 +157,7 @@ func (vt valueTypes) itemStatusValue(is *engine.ItemStatus) tftypes.Value {
 		"phase":           stringValue(string(is.Phase)),
 		"job_id_finished": stringOrNull(is.JobIDFinished),
 		"last_error":      vt.errorValue(is.LastError),
+		"first_error":     vt.errorValue(is.FirstError),
 		"provider_status": ps,
 	})
 }
@@ -172,6 +175,9 @@ func (vt valueTypes) errorValue(e *core.Error) tftypes.Value {
 		"reason":    stringValue(e.Reason),
 		"message":   stringValue(e.Message),
 		"codes":     tftypes.NewValue(vt.lastError.AttributeTypes["codes"], codes),
+		// Errors stored before these times existed have none.
+		"last_transition_time": timeOrNull(e.LastTransitionTime),
+		"last_update_time":     timeOrNull(e.LastUpdateTime),
 	})
 }
 
@@ -194,6 +200,13 @@ func (vt valueTypes) plannedStatus(prev engine.Status, plan engine.Plan) tftypes
 		"last_error":      unknown(vt.lastError),
 		attrDeployItems:   tftypes.NewValue(vt.status.AttributeTypes[attrDeployItems], items),
 	})
+}
+
+func timeOrNull(t time.Time) tftypes.Value {
+	if t.IsZero() {
+		return tftypes.NewValue(tftypes.String, nil)
+	}
+	return stringValue(t.UTC().Format(time.RFC3339))
 }
 
 var dynamicNull = tftypes.NewValue(tftypes.DynamicPseudoType, nil)

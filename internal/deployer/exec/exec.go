@@ -1,6 +1,7 @@
 // Package exec implements the "exec" deployer: Landscaper's container
-// deployer contract (OPERATION, IMPORTS_PATH, EXPORTS_PATH, STATE_PATH),
-// fulfilled by a local process instead of a pod.
+// deployer contract (OPERATION, IMPORTS_PATH, EXPORTS_PATH, STATE_PATH, and
+// where the request carries them TARGET_PATH, CONTENT_PATH and
+// COMPONENT_DESCRIPTOR_PATH), fulfilled by a local process instead of a pod.
 package exec
 
 import (
@@ -31,7 +32,7 @@ const (
 	ReasonConfigurationProblem = "ConfigurationProblem"
 	ReasonCommandFailed        = "CommandFailed"
 	ReasonTransientFailure     = "TransientFailure"
-	ReasonInterrupted          = "Interrupted"
+	ReasonInterrupted          = core.ReasonInterruptOperation
 	ReasonInvalidExport        = "InvalidExport"
 	ReasonStateTooLarge        = "StateTooLarge"
 	ReasonInvalidState         = "InvalidState"
@@ -89,10 +90,30 @@ func New(opts Options) *Deployer {
 }
 
 type config struct {
-	Command      []string          `json:"command"`
+	Command []string `json:"command"`
+	// Args follow Command, as a container's args follow its command.
+	Args         []string          `json:"args"`
 	Env          map[string]string `json:"env"`
 	WorkingDir   string            `json:"workingDir"`
 	ImportValues json.RawMessage   `json:"importValues"`
+	// CleanEnv starts the command from PATH and HOME alone instead of the
+	// provider's environment, as a container starts from its image.
+	CleanEnv bool `json:"cleanEnv"`
+}
+
+// providerStatus is what an exec item reports as its provider status.
+type providerStatus struct {
+	// LastOperation is the OPERATION of the last run, as in the provider
+	// status of Landscaper's container deployer.
+	LastOperation string `json:"lastOperation"`
+	// ExitCode is the command's exit code; -1 when it did not exit by
+	// itself (not started, or killed by a signal).
+	ExitCode int `json:"exitCode"`
+	// Duration is how long the command ran, as a Go duration.
+	Duration string `json:"duration"`
+	// Attempts counts the runs of the command in this job for the item,
+	// retries included.
+	Attempts int `json:"attempts"`
 }
 
 func configProblem(format string, args ...any) *core.Error {
@@ -109,7 +130,7 @@ func parseConfig(raw json.RawMessage) (*config, error) {
 	warning := deployer.DecodeStrict(raw, &c)
 	if warning != nil && !deployer.IsWarning(warning) {
 		// The decoder speaks of Go types; spell out what is expected instead.
-		return nil, configProblem("%v (fields: command: list of strings; env: object with string values; workingDir: string; importValues: any value)", warning)
+		return nil, configProblem("%v (fields: command, args: lists of strings; env: object with string values; workingDir: string; importValues: any value; cleanEnv: boolean)", warning)
 	}
 	if len(c.Command) == 0 {
 		return nil, configProblem("command is required: list the program and its arguments, e.g. [\"sh\", \"-c\", \"...\"]")
@@ -192,26 +213,39 @@ func (d *Deployer) run(ctx context.Context, op core.Operation, req deployer.Requ
 		}
 	}
 
+	contract := []string{
+		"OPERATION=" + containerOperation[op],
+		"IMPORTS_PATH=" + importsPath,
+		"EXPORTS_PATH=" + exportsPath,
+		"STATE_PATH=" + stateDir,
+		"DEPLOY_ITEM_NAME=" + req.Item,
+		"EXECUTION_NAME=" + req.Execution,
+		"JOB_ID=" + req.JobID,
+	}
+	more, err := writeContract(tmp, req)
+	if err != nil {
+		return keep, err
+	}
+	contract = append(contract, more...)
+
 	// exec.Cmd keeps the last of duplicate variables, which gives the
 	// precedence base < config env < contract.
-	env := slices.Clone(d.opts.BaseEnv)
+	env := d.baseEnv(cfg.CleanEnv)
 	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
 		env = append(env, k+"="+cfg.Env[k])
 	}
-	env = append(env,
-		"OPERATION="+containerOperation[op],
-		"IMPORTS_PATH="+importsPath,
-		"EXPORTS_PATH="+exportsPath,
-		"STATE_PATH="+stateDir,
-		"DEPLOY_ITEM_NAME="+req.Item,
-		"EXECUTION_NAME="+req.Execution,
-		"JOB_ID="+req.JobID,
-	)
+	env = append(env, contract...)
 
 	logf := serialized(req.Log)
-	runErr := d.runCommand(ctx, cfg.Command, dir, env, logf)
+	argv := append(slices.Clone(cfg.Command), cfg.Args...)
+	started := time.Now()
+	exitCode, runErr := d.runCommand(ctx, argv, dir, env, logf)
+	status, _ := json.Marshal(providerStatus{
+		LastOperation: containerOperation[op], ExitCode: exitCode,
+		Duration: time.Since(started).Round(time.Millisecond).String(), Attempts: max(req.Attempt, 1),
+	})
 
-	res := deployer.Result{}
+	res := deployer.Result{ProviderStatus: status}
 	if op == core.OperationDelete && runErr == nil {
 		// The item is gone, and its state with it: nothing to save.
 		return res, nil
@@ -239,8 +273,25 @@ func (d *Deployer) run(ctx context.Context, op core.Operation, req deployer.Requ
 }
 
 func internalProblem(format string, args ...any) *core.Error {
-	// Local resource trouble (disk full, permissions) may well pass.
-	return core.Transient(ReasonInternalProblem, fmt.Sprintf(format, args...), core.CodeInternalProblem)
+	// Landscaper counts ERR_INTERNAL_PROBLEM as unrecoverable: the item
+	// fails at once, and the next apply tries again.
+	return core.Terminal(ReasonInternalProblem, fmt.Sprintf(format, args...), core.CodeInternalProblem)
+}
+
+// baseEnv is the environment a command starts from: the provider's, or
+// with cleanEnv only its PATH and HOME, as a container starts from its
+// image's environment and not from the host's.
+func (d *Deployer) baseEnv(clean bool) []string {
+	if !clean {
+		return slices.Clone(d.opts.BaseEnv)
+	}
+	var env []string
+	for _, kv := range d.opts.BaseEnv {
+		if strings.HasPrefix(kv, "PATH=") || strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // workingDir is checked at run time only, so plans stay free of side effects

@@ -338,7 +338,7 @@ func TestCancellationKillsProcessGroup(t *testing.T) {
 	_, err := d.Reconcile(ctx, deployer.Request{
 		Config: shConfig(t, `sleep 30 & echo $! >"$PIDS"; sleep 30; wait`, map[string]any{"env": map[string]string{"PIDS": pids}}),
 	})
-	wantError(t, err, false, "Interrupted", "SIGTERM")
+	wantError(t, err, false, ReasonInterrupted, "SIGTERM")
 	if de := asError(t, err); len(de.Codes) != 1 || de.Codes[0] != core.CodeInterrupted {
 		t.Errorf("codes = %v", de.Codes)
 	}
@@ -361,7 +361,7 @@ func TestCancellationEscalatesToSIGKILL(t *testing.T) {
 	_, err := d.Reconcile(ctx, deployer.Request{
 		Config: shConfig(t, `trap '' TERM; echo $$ >"$READY"; sleep 30; sleep 30`, map[string]any{"env": map[string]string{"READY": ready}}),
 	})
-	wantError(t, err, false, "Interrupted", "SIGTERM", "SIGKILL", "200ms")
+	wantError(t, err, false, ReasonInterrupted, "SIGTERM", "SIGKILL", "200ms")
 	if elapsed := time.Since(start); elapsed > 10*time.Second {
 		t.Errorf("canceled run took %s", elapsed)
 	}
@@ -372,7 +372,7 @@ func TestAlreadyCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res, err := newTestDeployer(t).Reconcile(ctx, deployer.Request{State: []byte("prev"), Config: shConfig(t, "true", nil)})
-	wantError(t, err, false, "Interrupted")
+	wantError(t, err, false, ReasonInterrupted)
 	if string(res.State) != "prev" {
 		t.Errorf("state = %q", res.State)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,41 +30,48 @@ const (
 )
 
 // runCommand runs argv in its own process group and makes sure nothing of
-// that group survives it.
-func (d *Deployer) runCommand(ctx context.Context, argv []string, dir string, env []string, logf func(string)) *core.Error {
+// that group survives it. It returns the exit code, -1 when the command did
+// not exit by itself.
+func (d *Deployer) runCommand(ctx context.Context, argv []string, dir string, env []string, logf func(string)) (int, *core.Error) {
 	path, err := lookPath(argv[0], env)
 	if err != nil {
-		return core.Terminal(ReasonCommandFailed, "cannot start the command: "+err.Error())
+		return -1, core.Terminal(ReasonCommandFailed, "cannot start the command: "+err.Error())
 	}
 	// Own pipes rather than exec's copying goroutines: Wait must not depend
 	// on the pipes closing, as a grandchild may hold them open.
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return internalProblem("cannot create a pipe: %v", err)
+		return -1, internalProblem("cannot create a pipe: %v", err)
 	}
 	defer func() { _ = outR.Close() }()
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		_ = outW.Close()
-		return internalProblem("cannot create a pipe: %v", err)
+		return -1, internalProblem("cannot create a pipe: %v", err)
 	}
 	defer func() { _ = errR.Close() }()
 
 	cmd := &osexec.Cmd{
-		Path:        path,
-		Args:        argv,
-		Dir:         dir,
-		Env:         env,
-		Stdout:      outW,
-		Stderr:      errW,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		Path:   path,
+		Args:   argv,
+		Dir:    dir,
+		Env:    env,
+		Stdout: outW,
+		Stderr: errW,
+		// Pdeathsig: should this process die without stopping the command
+		// (SIGKILL), the kernel kills the command too. It fires when the
+		// starting thread ends, so that thread stays locked to this
+		// goroutine until the command is gone.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	err = cmd.Start()
 	// The child has its own copies; ours must go so that readers see EOF.
 	_ = outW.Close()
 	_ = errW.Close()
 	if err != nil {
-		return core.Terminal(ReasonCommandFailed, "cannot start the command: "+err.Error())
+		return -1, core.Terminal(ReasonCommandFailed, "cannot start the command: "+err.Error())
 	}
 	pgid := cmd.Process.Pid
 
@@ -83,25 +91,28 @@ func (d *Deployer) runCommand(ctx context.Context, argv []string, dir string, en
 		if len(signals) > 1 {
 			msg += fmt.Sprintf(", then SIGKILL as it had not exited after %s", d.opts.GracePeriod)
 		}
-		return core.Terminal(ReasonInterrupted, withTail(msg, stderr.String()), core.CodeInterrupted)
+		return -1, core.Terminal(ReasonInterrupted, withTail(msg, stderr.String()), core.CodeInterrupted)
 	}
 	if waitErr == nil {
-		return nil
+		return 0, nil
 	}
 	var exitErr *osexec.ExitError
 	if !errors.As(waitErr, &exitErr) {
-		return core.Terminal(ReasonCommandFailed, "waiting for the command: "+waitErr.Error())
+		return -1, core.Terminal(ReasonCommandFailed, "waiting for the command: "+waitErr.Error())
 	}
+	// A command that exits non-zero fails its item at once, as a failed
+	// pod fails it in Landscaper's container deployer; only EX_TEMPFAIL
+	// asks for a retry.
 	code := exitErr.ExitCode()
 	if code == exitTempFail {
-		return core.Transient(ReasonTransientFailure,
+		return code, core.Transient(ReasonTransientFailure,
 			withTail(fmt.Sprintf("exit code %d (temporary failure)", code), stderr.String()))
 	}
 	desc := fmt.Sprintf("exit code %d", code)
 	if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		desc = fmt.Sprintf("terminated by signal %d (%v)", int(ws.Signal()), ws.Signal())
 	}
-	return core.Terminal(ReasonCommandFailed, withTail(desc, stderr.String()))
+	return code, core.Terminal(ReasonCommandFailed, withTail(desc, stderr.String()))
 }
 
 // wait waits for the command, and on cancellation signals its process group:

@@ -1,9 +1,10 @@
 // Package mock implements Landscaper's mock deployer in-process: a deploy
 // item of this type does nothing but report the outcome its config asks for.
 //
-// The config is Landscaper's mock ProviderConfiguration (apiVersion, kind,
-// phase, providerStatus, export) plus a few extensions that let tests shape a
-// run: duration, transientErrors and deletePhase. Unknown fields are rejected.
+// The config is Landscaper's whole mock ProviderConfiguration (apiVersion,
+// kind, phase, initialPhase, providerStatus, export, continuousReconcile)
+// plus a few extensions that let tests shape a run: duration,
+// transientErrors and deletePhase. Unknown fields are rejected.
 //
 // The deployer is meant for tests and benchmarks, so a run without a duration
 // does no more than decode its config: no goroutines, timers or locks.
@@ -18,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 )
@@ -30,18 +33,41 @@ const (
 	Kind       = "ProviderConfiguration"
 )
 
-// Phases a config may request for phase and deletePhase.
+// Phases a config may request for deletePhase; phase and initialPhase
+// take any deploy item phase.
 const (
 	PhaseSucceeded = "Succeeded"
 	PhaseFailed    = "Failed"
 )
+
+// deployItemPhases are the phases of Landscaper's deploy items, final or
+// not. A mock left in a phase that is not final stays running, requeued,
+// until its timeout, as in Landscaper.
+var deployItemPhases = map[string]phaseKind{
+	"Init": running, "Progressing": running, "Completing": running,
+	"Succeeded": succeeded, "Failed": failed,
+	"InitDelete": running, "Deleting": running, "DeleteFailed": failed,
+}
+
+type phaseKind int
+
+const (
+	succeeded phaseKind = iota
+	failed
+	running
+)
+
+// RequeueInterval is how often a mock left in a phase that is not final is
+// looked at again, as Landscaper's deployers requeue such an item.
+const RequeueInterval = 5 * time.Second
 
 // Reasons of the errors this deployer returns.
 const (
 	// ReasonConfigurationProblem: the config is invalid (terminal, code
 	// core.CodeConfigurationProblem).
 	ReasonConfigurationProblem = "ConfigurationProblem"
-	// ReasonFailed: the config asked Reconcile to fail (phase: Failed).
+	// ReasonFailed: the config asked Reconcile to end in a failed phase
+	// (Failed or DeleteFailed).
 	ReasonFailed = "MockFailed"
 	// ReasonDeleteFailed: the config asked Delete to fail (deletePhase: Failed).
 	ReasonDeleteFailed = "MockDeleteFailed"
@@ -49,7 +75,7 @@ const (
 	ReasonTransient = "MockTransientError"
 	// ReasonInterrupted: the context ended before the run's duration passed
 	// (terminal, code core.CodeInterrupted).
-	ReasonInterrupted = "Interrupted"
+	ReasonInterrupted = core.ReasonInterruptOperation
 )
 
 // Deployer is the mock deployer. Its zero value is not usable; call New.
@@ -84,15 +110,25 @@ type config struct {
 	TransientErrors int             `json:"transientErrors"`
 	DeletePhase     string          `json:"deletePhase"`
 
-	// Fields of Landscaper's mock that have no meaning here. They are
-	// declared only to reject them with a better message than "unknown field".
-	InitialPhase        json.RawMessage `json:"initialPhase"`
-	ContinuousReconcile json.RawMessage `json:"continuousReconcile"`
+	InitialPhase        string                   `json:"initialPhase"`
+	ContinuousReconcile *continuousReconcileSpec `json:"continuousReconcile"`
+}
+
+// continuousReconcileSpec is Landscaper's schedule for continuous
+// reconciliation. It is checked as Landscaper checks it and otherwise
+// ignored: Terraform decides when an item is reconciled.
+type continuousReconcileSpec struct {
+	Cron  string `json:"cron"`
+	Every string `json:"every"`
 }
 
 // spec is a validated config.
 type spec struct {
-	failed          bool
+	// phase is the phase a reconcile ends in: phase, else initialPhase,
+	// else Succeeded, as Landscaper's mock sets it on an item that starts
+	// a job in Init.
+	phase           string
+	kind            phaseKind
 	deleteFailed    bool
 	providerStatus  json.RawMessage
 	export          json.RawMessage
@@ -110,8 +146,10 @@ func (d *Deployer) Validate(cfg json.RawMessage) error {
 
 // Reconcile reports the outcome the config asks for: after the configured
 // duration, a transient error for each of the first transientErrors attempts
-// of the job, then success (phase Succeeded, with providerStatus and export)
-// or a terminal MockFailed error (phase Failed).
+// of the job, then success (phase Succeeded, with providerStatus and export),
+// a terminal MockFailed error (Failed, DeleteFailed), or, for a phase that
+// is not final, a request to look again in RequeueInterval, so the item
+// keeps running until its timeout.
 func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deployer.Result, error) {
 	s, err := parse(req.Config)
 	if err != nil && !deployer.IsWarning(err) {
@@ -127,11 +165,17 @@ func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deploye
 					" transient errors; this is attempt "+strconv.Itoa(n)+" of job "+strconv.Quote(req.JobID))
 		}
 	}
-	if s.failed {
+	switch s.kind {
+	case failed:
 		// Landscaper's mock sets the provider status whatever the phase, so
 		// it is reported here too; an export is only reported on success.
 		return deployer.Result{ProviderStatus: s.providerStatus},
-			core.Terminal(ReasonFailed, `mock config requested phase "Failed"`)
+			core.Terminal(ReasonFailed, fmt.Sprintf("mock config requested phase %q", s.phase))
+	case running:
+		if req.Log != nil && req.Attempt <= 1 {
+			req.Log(fmt.Sprintf("mock config requested phase %q, which is not final: the item keeps running until its timeout", s.phase))
+		}
+		return deployer.Result{ProviderStatus: s.providerStatus, RequeueAfter: RequeueInterval}, nil
 	}
 	return deployer.Result{ProviderStatus: s.providerStatus, Export: s.export}, nil
 }
@@ -218,17 +262,22 @@ func parse(cfg json.RawMessage) (spec, error) {
 	if raw.Kind != "" && raw.Kind != Kind {
 		return s, configError(fmt.Sprintf("kind must be %q, got %q", Kind, raw.Kind))
 	}
-	if present(raw.InitialPhase) {
-		return s, configError(`initialPhase is not supported: a mock item ends in the phase given by "phase" (Succeeded or Failed)`)
-	}
-	if present(raw.ContinuousReconcile) {
-		return s, configError("continuousReconcile is not supported: Terraform decides when an item is reconciled")
-	}
-
-	var err error
-	if s.failed, err = finalPhase("phase", raw.Phase); err != nil {
+	if err := checkContinuousReconcile(raw.ContinuousReconcile); err != nil {
 		return s, err
 	}
+
+	s.phase = PhaseSucceeded
+	for _, p := range []struct{ field, value string }{{"initialPhase", raw.InitialPhase}, {"phase", raw.Phase}} {
+		if p.value == "" {
+			continue
+		}
+		kind, ok := deployItemPhases[p.value]
+		if !ok {
+			return s, configError(fmt.Sprintf("%s must be a deploy item phase (%s), got %q", p.field, phaseList(), p.value))
+		}
+		s.phase, s.kind = p.value, kind
+	}
+	var err error
 	if s.deleteFailed, err = finalPhase("deletePhase", raw.DeletePhase); err != nil {
 		return s, err
 	}
@@ -249,25 +298,42 @@ func parse(cfg json.RawMessage) (spec, error) {
 	return s, warning
 }
 
-// finalPhase checks a requested phase and reports whether it is Failed.
-// Empty means the default, Succeeded.
-func finalPhase(field, phase string) (failed bool, err error) {
+// finalPhase checks deletePhase, this provider's extension, and reports
+// whether it is Failed. Empty means the default, Succeeded.
+func finalPhase(field, phase string) (isFailed bool, err error) {
 	switch phase {
 	case "", PhaseSucceeded:
 		return false, nil
 	case PhaseFailed:
 		return true, nil
-	case "Init", "Progressing", "Completing":
-		return false, configError(fmt.Sprintf(
-			"%s %q is not supported: it is not a final phase (in Landscaper the item would never finish); use %q or %q",
-			field, phase, PhaseSucceeded, PhaseFailed))
-	case "InitDelete", "Deleting", "DeleteFailed":
-		return false, configError(fmt.Sprintf(
-			"%s %q is not supported: it is a deletion phase; use %q or %q (deletePhase controls how Delete ends)",
-			field, phase, PhaseSucceeded, PhaseFailed))
 	default:
 		return false, configError(fmt.Sprintf("%s must be %q or %q, got %q", field, PhaseSucceeded, PhaseFailed, phase))
 	}
+}
+
+func phaseList() string {
+	return "Init, Progressing, Completing, Succeeded, Failed, InitDelete, Deleting or DeleteFailed"
+}
+
+// checkContinuousReconcile checks a schedule as Landscaper does: empty, or
+// exactly one of a standard cron expression and a positive duration.
+func checkContinuousReconcile(c *continuousReconcileSpec) error {
+	if c == nil || (c.Cron == "" && c.Every == "") {
+		return nil
+	}
+	if c.Cron != "" && c.Every != "" {
+		return configError("continuousReconcile: set exactly one of cron and every")
+	}
+	if c.Cron != "" {
+		if _, err := cron.ParseStandard(c.Cron); err != nil {
+			return configError(fmt.Sprintf("continuousReconcile.cron %q: %v", c.Cron, err))
+		}
+		return nil
+	}
+	if d, err := time.ParseDuration(c.Every); err != nil || d <= 0 {
+		return configError(fmt.Sprintf("continuousReconcile.every %q must be a positive duration such as \"1h\"", c.Every))
+	}
+	return nil
 }
 
 // parseDuration parses the duration field: absent, null or "" mean zero.

@@ -70,19 +70,25 @@ func TestValidate(t *testing.T) {
 		{name: "trailing data", config: `{} {}`, wantErr: "not valid JSON"},
 		{name: "wrong apiVersion", config: `{"apiVersion":"landscaper.gardener.cloud/v1alpha1"}`, wantErr: `apiVersion must be "mock.deployer.landscaper.gardener.cloud/v1alpha1"`},
 		{name: "wrong kind", config: `{"kind":"DeployItem"}`, wantErr: `kind must be "ProviderConfiguration", got "DeployItem"`},
-		{name: "phase progressing", config: `{"phase":"Progressing"}`, wantErr: `phase "Progressing" is not supported: it is not a final phase`},
-		{name: "phase init", config: `{"phase":"Init"}`, wantErr: `phase "Init" is not supported`},
-		{name: "phase delete failed", config: `{"phase":"DeleteFailed"}`, wantErr: "is a deletion phase"},
-		{name: "phase wrong case", config: `{"phase":"failed"}`, wantErr: `phase must be "Succeeded" or "Failed", got "failed"`},
+		{name: "phase progressing", config: `{"phase":"Progressing"}`},
+		{name: "phase init", config: `{"phase":"Init"}`},
+		{name: "phase delete failed", config: `{"phase":"DeleteFailed"}`},
+		{name: "initialPhase", config: `{"initialPhase":"Progressing"}`},
+		{name: "continuousReconcile every", config: `{"continuousReconcile":{"every":"1h"}}`},
+		{name: "continuousReconcile cron", config: `{"continuousReconcile":{"cron":"*/5 * * * *"}}`},
+		{name: "continuousReconcile empty", config: `{"continuousReconcile":{}}`},
+		{name: "phase wrong case", config: `{"phase":"failed"}`, wantErr: `phase must be a deploy item phase (Init, Progressing`},
+		{name: "initialPhase unknown", config: `{"initialPhase":"Running"}`, wantErr: `initialPhase must be a deploy item phase`},
+		{name: "continuousReconcile both", config: `{"continuousReconcile":{"every":"1h","cron":"* * * * *"}}`, wantErr: "exactly one of cron and every"},
+		{name: "continuousReconcile bad cron", config: `{"continuousReconcile":{"cron":"every day"}}`, wantErr: `continuousReconcile.cron "every day"`},
+		{name: "continuousReconcile bad every", config: `{"continuousReconcile":{"every":"-1h"}}`, wantErr: `continuousReconcile.every "-1h" must be a positive duration`},
 		{name: "phase not a string", config: `{"phase":1}`, wantErr: "phase"},
-		{name: "bad deletePhase", config: `{"deletePhase":"Deleting"}`, wantErr: `deletePhase "Deleting" is not supported`},
+		{name: "bad deletePhase", config: `{"deletePhase":"Deleting"}`, wantErr: `deletePhase must be "Succeeded" or "Failed", got "Deleting"`},
 		{name: "unparsable duration", config: `{"duration":"soon"}`, wantErr: `duration "soon" is not a Go duration`},
 		{name: "numeric duration", config: `{"duration":200}`, wantErr: "duration must be a Go duration string"},
 		{name: "negative duration", config: `{"duration":"-1s"}`, wantErr: "duration must not be negative"},
 		{name: "negative transientErrors", config: `{"transientErrors":-1}`, wantErr: "transientErrors must be 0 or more, got -1"},
 		{name: "fractional transientErrors", config: `{"transientErrors":1.5}`, wantErr: "transientErrors"},
-		{name: "initialPhase", config: `{"initialPhase":"Init"}`, wantErr: "initialPhase is not supported"},
-		{name: "continuousReconcile", config: `{"continuousReconcile":{"every":"1h"}}`, wantErr: "continuousReconcile is not supported"},
 	}
 	d := New()
 	for _, tt := range tests {
@@ -448,5 +454,54 @@ func TestUnknownFieldsWarnAndAreIgnored(t *testing.T) {
 	res, err := d.Reconcile(context.Background(), deployer.Request{Operation: core.OperationReconcile, Config: cfg, Item: "i"})
 	if err != nil || string(res.Export) != `{"a":1}` {
 		t.Fatalf("Reconcile: %s %v", res.Export, err)
+	}
+}
+
+// Every deploy item phase is accepted: Succeeded succeeds, failed phases
+// fail at once, the others keep the item running (requeued) as in
+// Landscaper; phase overrides initialPhase.
+func TestPhases(t *testing.T) {
+	const (
+		ok = iota
+		fail
+		requeue
+	)
+	for _, tc := range []struct {
+		config string
+		want   int
+	}{
+		{`{}`, ok},
+		{`{"phase":"Succeeded"}`, ok},
+		{`{"phase":"Failed"}`, fail},
+		{`{"phase":"DeleteFailed"}`, fail},
+		{`{"phase":"Init"}`, requeue},
+		{`{"phase":"Progressing"}`, requeue},
+		{`{"phase":"Completing"}`, requeue},
+		{`{"phase":"InitDelete"}`, requeue},
+		{`{"phase":"Deleting"}`, requeue},
+		{`{"initialPhase":"Progressing"}`, requeue},
+		{`{"initialPhase":"Failed"}`, fail},
+		{`{"initialPhase":"Succeeded"}`, ok},
+		{`{"initialPhase":"Progressing","phase":"Succeeded"}`, ok},
+		{`{"initialPhase":"Succeeded","phase":"Progressing"}`, requeue},
+		{`{"continuousReconcile":{"every":"1m"},"export":1}`, ok},
+	} {
+		res, err := New().Reconcile(context.Background(), req(tc.config))
+		switch tc.want {
+		case ok:
+			if err != nil || res.RequeueAfter != 0 {
+				t.Errorf("%s: err %v requeue %v, want success", tc.config, err, res.RequeueAfter)
+			}
+		case fail:
+			if err == nil {
+				t.Errorf("%s: succeeded, want a failure", tc.config)
+				continue
+			}
+			expectClass(t, err, false, ReasonFailed)
+		case requeue:
+			if err != nil || res.RequeueAfter != RequeueInterval {
+				t.Errorf("%s: err %v requeue %v, want a requeue after %v", tc.config, err, res.RequeueAfter, RequeueInterval)
+			}
+		}
 	}
 }
