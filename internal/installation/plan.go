@@ -69,11 +69,11 @@ func (e *PathError) Unwrap() error { return e.Err }
 
 // PlanTree renders the tree from the root's blueprint and imports, as far
 // as it can be known before anything runs, and compares it with prev.
-func PlanTree(ctx context.Context, bp Blueprint, imp Imports, prev *Status) (*Plan, error) {
-	return planNode(ctx, "", bp, imp, prev)
+func PlanTree(ctx context.Context, bp Blueprint, imp Imports, prev *Status, reconcileTrigger string) (*Plan, error) {
+	return planNode(ctx, "", bp, imp, prev, reconcileTrigger)
 }
 
-func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev *Status) (*Plan, error) {
+func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev *Status, trigger string) (*Plan, error) {
 	var state map[string][]byte
 	if prev != nil {
 		state = prev.State
@@ -92,7 +92,7 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 	if prev != nil {
 		prevEx, prevSubs = prev.Execution, prev.Subs
 	}
-	p.Job = engine.PlanJob(engine.Execution{Items: rendered.Items}, prevEx)
+	p.Job = engine.PlanJob(engine.Execution{Items: rendered.Items, ReconcileTrigger: trigger}, prevEx)
 	for _, name := range slices.Sorted(maps.Keys(prevSubs)) {
 		if _, ok := deps[name]; !ok {
 			p.Orphans = append(p.Orphans, name)
@@ -112,7 +112,7 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 			sp = &Plan{Path: subPath}
 		} else if err != nil {
 			return nil, &PathError{Path: subPath, Err: err}
-		} else if sp, err = planNode(ctx, subPath, sub.Blueprint, imp, prevSubs[sub.Name]); err != nil {
+		} else if sp, err = planNode(ctx, subPath, sub.Blueprint, imp, prevSubs[sub.Name], trigger); err != nil {
 			return nil, err
 		}
 		plans[sub.Name] = sp
@@ -120,7 +120,8 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 			sc.add(sub, sp.Exports)
 		}
 	}
-	noop := !p.Job.Job && len(p.Orphans) == 0 && prev.Succeeded() && prev.InputHash == InputHash(bp, imp)
+	noop := !p.Job.Job && len(p.Orphans) == 0 && prev.Succeeded() && prev.InputHash == InputHash(bp, imp) &&
+		prev.ReconcileTrigger == trigger
 	for _, sub := range rendered.Subs {
 		p.Subs = append(p.Subs, plans[sub.Name])
 		noop = noop && plans[sub.Name].Noop

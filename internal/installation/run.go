@@ -36,7 +36,10 @@ type Event struct {
 
 // Runner runs jobs of one root installation.
 type Runner struct {
-	Engine *engine.Engine
+	// ReconcileTrigger is passed to every node's execution (see
+	// engine.Execution): a new value runs every deploy item of the tree.
+	ReconcileTrigger string
+	Engine           *engine.Engine
 	// Name is the root installation's name; executions are named after it
 	// and the node's path, so deploy items see which installation they
 	// belong to (exec's EXECUTION_NAME).
@@ -148,7 +151,7 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		ex := engine.Execution{Name: r.executionName(path), Items: rendered.Items}
+		ex := engine.Execution{Name: r.executionName(path), Items: rendered.Items, ReconcileTrigger: r.ReconcileTrigger}
 		st.Execution = r.Engine.Apply(ctx, ex, st.Execution, engine.Run{JobID: jobID, Observe: func(ev engine.Event) {
 			r.emit(Event{Path: path, JobID: jobID, Item: &ev})
 		}})
@@ -177,6 +180,7 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	st.Exports = ex
 	st.State = rendered.State
 	st.InputHash = InputHash(bp, imp)
+	st.ReconcileTrigger = r.ReconcileTrigger
 	st.JobIDFinished = jobID
 	n.setPhase(core.PhaseSucceeded)
 	if untouched(prev, st, len(orphans) > 0) {
@@ -191,7 +195,8 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 // same input, no orphan deleted, its execution started no job, every sub
 // kept its job, and the exports are the same.
 func untouched(prev, st *Status, orphans bool) bool {
-	if orphans || !prev.Succeeded() || prev.InputHash != st.InputHash || st.Execution.JobID != prev.Execution.JobID ||
+	if orphans || !prev.Succeeded() || prev.InputHash != st.InputHash || prev.ReconcileTrigger != st.ReconcileTrigger ||
+		st.Execution.JobID != prev.Execution.JobID ||
 		len(prev.Subs) != len(st.Subs) {
 		return false
 	}

@@ -144,11 +144,11 @@ func TestApplyRunsSiblingsInDataFlowOrderAndCollectsExports(t *testing.T) {
 		t.Fatalf("d depends on %v", deps)
 	}
 
-	p, err := PlanTree(context.Background(), diamond(), Imports{Data: map[string]any{"v": "hello"}}, st)
+	p, err := PlanTree(context.Background(), diamond(), Imports{Data: map[string]any{"v": "hello"}}, st, "")
 	if err != nil || !p.Noop || !p.AllKnown() {
 		t.Fatalf("plan after success: noop %v err %v", p.Noop, err)
 	}
-	p, err = PlanTree(context.Background(), diamond(), Imports{Data: map[string]any{"v": "changed"}}, st)
+	p, err = PlanTree(context.Background(), diamond(), Imports{Data: map[string]any{"v": "changed"}}, st, "")
 	if err != nil || p.Noop || p.AllKnown() {
 		t.Fatalf("plan with changed imports: noop %v known %v err %v", p.Noop, p.AllKnown(), err)
 	}
@@ -227,7 +227,7 @@ func TestPlanTimeErrorsNameTheSiblings(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := PlanTree(context.Background(), &fakeBP{id: "root", subs: tc.subs}, Imports{}, nil)
+			_, err := PlanTree(context.Background(), &fakeBP{id: "root", subs: tc.subs}, Imports{}, nil, "")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
@@ -238,4 +238,33 @@ func TestPlanTimeErrorsNameTheSiblings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A new reconcile trigger runs every item of the tree once more; an
+// unchanged one plans nothing.
+func TestReconcileTriggerRunsTheWholeTree(t *testing.T) {
+	r, _ := newRunner()
+	imp := Imports{Data: map[string]any{"v": 1}}
+	st := r.Apply(context.Background(), diamond(), imp, nil)
+	if p, err := PlanTree(context.Background(), diamond(), imp, st, ""); err != nil || !p.Noop {
+		t.Fatalf("same trigger: noop %v err %v", p.Noop, err)
+	}
+	p, err := PlanTree(context.Background(), diamond(), imp, st, "again")
+	if err != nil || p.Noop {
+		t.Fatalf("new trigger: noop %v err %v", p.Noop, err)
+	}
+	// Known nodes run their item; those importing from a sibling that
+	// will run are known only after it ran.
+	p.Walk(func(n *Plan) {
+		if n.Known && len(n.Job.Run) != 1 {
+			t.Errorf("%q: runs %v, want its item", n.Path, n.Job.Run)
+		}
+	})
+	r.ReconcileTrigger = "again"
+	again := r.Apply(context.Background(), diamond(), imp, st)
+	again.Walk(func(path string, s *Status) {
+		if s.Execution.Items["item"].JobIDFinished != again.JobID {
+			t.Errorf("%q: item did not run again", path)
+		}
+	})
 }

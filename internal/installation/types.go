@@ -132,6 +132,8 @@ type Status struct {
 	// InputHash covers the imports and the blueprint digest of the last
 	// run that succeeded; a change makes the node run again.
 	InputHash string `json:"inputHash,omitempty"`
+	// ReconcileTrigger is the trigger of the last run that succeeded.
+	ReconcileTrigger string `json:"reconcileTrigger,omitempty"`
 	// ImportsHash is the hash of the imports of the last run.
 	ImportsHash string             `json:"importsHash,omitempty"`
 	Exports     Exports            `json:"exports"`

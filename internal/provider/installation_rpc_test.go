@@ -20,7 +20,6 @@ type treeBP struct {
 	subs, items int
 	leaf        bool
 	fail        string // "<sub>/<item>" whose mock fails
-	path        string
 }
 
 func (b *treeBP) Digest() string { return fmt.Sprint(b.subs, b.items, b.fail) }

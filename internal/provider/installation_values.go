@@ -127,7 +127,7 @@ func (x *installations) exportValues(st *installation.Status) (data, targets tft
 	elem := as[tftypes.Map](tt).ElementType
 	tv := map[string]tftypes.Value{}
 	for n, t := range st.Exports.Targets {
-		cfg := json.RawMessage(t.Config)
+		cfg := t.Config
 		if len(cfg) == 0 {
 			cfg = json.RawMessage("null")
 		}

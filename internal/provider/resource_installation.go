@@ -83,9 +83,10 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"name": schema.StringAttribute{
-				MarkdownDescription: "Name of the installation; its identity. Changing it replaces the resource.",
+				MarkdownDescription: "Name of the installation; its identity. Changing it replaces the resource. " + nameRuleDescription,
 				Required:            true,
 			},
+			attrReconcileTrigger: reconcileTriggerAttribute("installation and of every sub-installation"),
 			"blueprint": schema.SingleNestedAttribute{
 				MarkdownDescription: "Where the blueprint comes from: exactly one of `path`, `filesystem` and `ref`.",
 				Required:            true,
@@ -196,9 +197,7 @@ func attrPath(name string) *tftypes.AttributePath {
 func (x *installations) validate(_ context.Context, config tftypes.Value) problems {
 	var ps problems
 	f := fields(config)
-	if n := f["name"]; n.IsKnown() && !n.IsNull() && str(n) == "" {
-		ps.add(attrPath("name"), "Invalid name", "name must not be empty")
-	}
+	validateName(&ps, attrPath("name"), "name", f["name"])
 	ps = append(ps, validateTimeouts(f["timeouts"])...)
 	ps = append(ps, validateTargets(f[attrTargets], x.deployers, attrPath(attrTargets))...)
 	for name, list := range fields(f["target_lists"]) {
@@ -381,10 +380,11 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	}
 	// A settled tree whose imports and blueprint content are as they were
 	// has nothing to do: no need to render it.
-	if len(replace) == 0 && settledMark(priorPrivate) && saved.Status.InputHash == installation.InputHash(bp, imp) {
+	if len(replace) == 0 && settledMark(priorPrivate) && saved.Status.InputHash == installation.InputHash(bp, imp) &&
+		saved.Status.ReconcileTrigger == str(f[attrReconcileTrigger]) {
 		return prior, nil, nil
 	}
-	p, err := installation.PlanTree(ctx, bp, imp, saved.Status)
+	p, err := installation.PlanTree(ctx, bp, imp, saved.Status, str(f[attrReconcileTrigger]))
 	if err != nil {
 		return unknown(), replace, loadProblems(err)
 	}
@@ -439,10 +439,13 @@ func (x *installations) apply(ctx context.Context, prior, planned tftypes.Value,
 		return prior, private, loadProblems(err)
 	}
 	op := map[bool]string{true: "create", false: "update"}[prior.IsNull()]
+	ctx, done := process.track(ctx)
+	defer done()
 	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], op))
 	defer cancel()
 	logs := newJobLogger(ctx, nil, engine.Status{})
-	runner := &installation.Runner{Engine: e, Name: str(f["name"]), Observe: logs.observeInstallation}
+	runner := &installation.Runner{Engine: e, Name: str(f["name"]), Observe: logs.observeInstallation,
+		ReconcileTrigger: str(f[attrReconcileTrigger])}
 	st := runner.Apply(ctx, bp, imp, saved.Status)
 	redactTree(logs, st)
 	ps = append(ps, treeProblems(st)...)
@@ -468,6 +471,8 @@ func (x *installations) destroy(ctx context.Context, e *engine.Engine, prior tft
 	if saved.Status == nil {
 		return tftypes.NewValue(x.t, nil), nil, nil
 	}
+	ctx, done := process.track(ctx)
+	defer done()
 	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], "delete"))
 	defer cancel()
 	logs := newJobLogger(ctx, nil, engine.Status{})

@@ -38,7 +38,7 @@ func testdataPath(t *testing.T, elem ...string) string {
 
 // treeConfig is an installation of testdata/installation/tree: a root with
 // sub-installations a, b, c, d (a diamond by data flow), b three deep.
-func treeConfig(t *testing.T, w *world, prefix string, extra ...string) string {
+func treeConfig(t *testing.T, w *world, prefix string) string {
 	return fmt.Sprintf(`
 resource "landscaper_installation" "app" {
   name      = "app"
@@ -58,7 +58,7 @@ resource "landscaper_installation" "app" {
 output "result" {
   value = try(landscaper_installation.app.exports.result, null)
 }
-%s`, testdataPath(t, "installation", "tree", "component-constructor.yaml"), w.Dir, treeScript, prefix, strings.Join(extra, "\n"))
+`, testdataPath(t, "installation", "tree", "component-constructor.yaml"), w.Dir, treeScript, prefix)
 }
 
 // treeResult is what the tree exports for prefix: d imports what b and c
@@ -83,10 +83,11 @@ func runOrder(runs []string, before ...[2]string) error {
 
 var treeWork = []string{"app.own", "app.a.work", "app.c.work", "app.d.work", "app.b.deep.deep.work"}
 
-func ops(op string, items ...string) []string {
+// reconciled lists run-log entries of items reconciled.
+func reconciled(items ...string) []string {
 	out := make([]string, len(items))
 	for i, it := range items {
-		out[i] = it + ":" + op
+		out[i] = it + ":RECONCILE"
 	}
 	return out
 }
@@ -120,7 +121,7 @@ func TestAccInstallation_tree(t *testing.T) {
 						return err
 					}
 					slices.Sort(runs)
-					if want := slices.Sorted(slices.Values(ops("RECONCILE", treeWork...))); !slices.Equal(runs, want) {
+					if want := slices.Sorted(slices.Values(reconciled(treeWork...))); !slices.Equal(runs, want) {
 						return fmt.Errorf("runs %v, want %v", runs, want)
 					}
 					secret = s.RootModule().Resources[inst].Primary.Attributes["exports.own.secret"]
@@ -147,7 +148,7 @@ func TestAccInstallation_tree(t *testing.T) {
 					if got := s.RootModule().Resources[inst].Primary.Attributes["exports.own.secret"]; got != secret {
 						return fmt.Errorf("secret %q after an update, want the kept %q", got, secret)
 					}
-					return w.ExpectRuns(ops("RECONCILE", treeWork...)...)
+					return w.ExpectRuns(reconciled(treeWork...)...)
 				},
 			},
 			{
@@ -160,7 +161,7 @@ func TestAccInstallation_tree(t *testing.T) {
 			{
 				// Fixed: only what failed or never ran runs again.
 				PreConfig: func() {
-					if err := w.ExpectRuns(ops("RECONCILE", "app.own", "app.a.work", "app.c.work", "app.b.deep.deep.work")...); err != nil {
+					if err := w.ExpectRuns(reconciled("app.own", "app.a.work", "app.c.work", "app.b.deep.deep.work")...); err != nil {
 						t.Error(err)
 					}
 					w.Unflag("fail-app.c.work-RECONCILE")
@@ -169,7 +170,7 @@ func TestAccInstallation_tree(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownOutputValue("result", knownvalue.StringExact(treeResult("r"))),
 				},
-				Check: func(*terraform.State) error { return w.ExpectRuns(ops("RECONCILE", "app.c.work", "app.d.work")...) },
+				Check: func(*terraform.State) error { return w.ExpectRuns(reconciled("app.c.work", "app.d.work")...) },
 			},
 			{
 				ResourceName:            inst,
@@ -296,12 +297,16 @@ imports:
 		}
 		return b.String()
 	}
-	cfg := fmt.Sprintf(`
+	withTrigger := func(trigger string) string {
+		return fmt.Sprintf(`
 resource "landscaper_installation" "app" {
-  name      = "app"
-  blueprint = { path = %q }
-  imports   = { w = %q, script = %q }
-}`, dir, w.Dir, treeScript)
+  name              = "app"
+  blueprint         = { path = %q }
+  imports           = { w = %q, script = %q }
+  reconcile_trigger = %s
+}`, dir, w.Dir, treeScript, trigger)
+	}
+	cfg := withTrigger("null")
 	write("one.yaml", leaf("one"))
 	write("two.yaml", leaf("two"))
 	write("blueprint.yaml", root("one", "two"))
@@ -338,6 +343,53 @@ resource "landscaper_installation" "app" {
 				Config:           cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
+			{
+				// A new reconcile_trigger re-runs every item of the tree.
+				Config: withTrigger(`"again"`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(inst, plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error { return w.ExpectRuns("app.one.work:RECONCILE") },
+			},
+			{
+				Config:           withTrigger(`"again"`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
 		},
 	})
+}
+
+// Installation, sub-installation and deploy item names follow Landscaper's
+// name rule; a violation is a plan-time error that states the rule.
+func TestAccInstallation_invalidNames(t *testing.T) {
+	sub := func(name string) string {
+		return fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+subinstallations:
+  - name: %q
+    blueprint:
+      filesystem:
+        blueprint.yaml: "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\n"
+`, name)
+	}
+	cases := map[string]struct{ name, bp, want string }{
+		"installation": {"bad/name", sub("ok"), `(?s)Invalid name.*"bad/name" is not a valid name`},
+		"sub":          {"app", sub("-sub"), `(?s)"-sub" is not a valid name`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config: fmt.Sprintf(`
+resource "landscaper_installation" "app" {
+  name      = %q
+  blueprint = { filesystem = { "blueprint.yaml" = %q } }
+}`, tc.name, tc.bp),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(tc.want),
+				}},
+			})
+		})
+	}
 }

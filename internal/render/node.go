@@ -14,7 +14,9 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/blueprint"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/blueprint/component"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/blueprint/template"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/exec"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 )
@@ -209,10 +211,23 @@ func (n *node) Render(_ context.Context, in installation.Input) (*installation.R
 		specs = res.DeployItems
 		keep(res.State)
 	}
+	var cd json.RawMessage
+	if n.comp != nil {
+		cd, _ = json.Marshal(n.comp.Descriptor())
+	}
 	for _, m := range specs {
 		name, spec, err := itemSpec(m, in.Imports)
 		if err != nil {
 			return nil, err
+		}
+		if err := core.ValidName(name); err != nil {
+			return nil, fmt.Errorf("deploy item: %w", err)
+		}
+		if spec.Type == exec.Type {
+			// The rest of Landscaper's container contract, for the one
+			// deployer that has it: COMPONENT_DESCRIPTOR_PATH and
+			// CONTENT_PATH (the blueprint's files).
+			spec.ComponentDescriptor, spec.Content = cd, n.bp.FS
 		}
 		if _, dup := out.Items[name]; dup {
 			return nil, fmt.Errorf("deploy item %q is rendered twice", name)
@@ -245,6 +260,9 @@ func (n *node) Render(_ context.Context, in installation.Input) (*installation.R
 		}
 	}
 	for _, t := range templates {
+		if err := core.ValidName(t.Name); err != nil {
+			return nil, fmt.Errorf("sub-installation: %w", err)
+		}
 		sub, err := n.sub(t)
 		if err != nil {
 			return nil, fmt.Errorf("sub-installation %q: %w", t.Name, err)
@@ -326,15 +344,6 @@ func targetRefString(raw []byte) string {
 	_ = json.Unmarshal(raw, &m)
 	b, _ := json.Marshal(m.Target)
 	return string(b)
-}
-
-func stringList(v any) []string {
-	l, _ := v.([]any)
-	out := make([]string, 0, len(l))
-	for _, e := range l {
-		out = append(out, fmt.Sprint(e))
-	}
-	return out
 }
 
 // sub loads a sub-installation's blueprint and maps its imports and exports.
@@ -476,22 +485,6 @@ func (n *node) Exports(_ context.Context, in installation.Input, v installation.
 		}
 	}
 	return ex, nil
-}
-
-// mergeMaps merges b into a deeply, b winning, as Landscaper merges the
-// results of several export executions.
-func mergeMaps(a, b map[string]any) map[string]any {
-	out := maps.Clone(a)
-	for k, bv := range b {
-		am, aok := out[k].(map[string]any)
-		bm, bok := bv.(map[string]any)
-		if aok && bok {
-			out[k] = mergeMaps(am, bm)
-			continue
-		}
-		out[k] = bv
-	}
-	return out
 }
 
 // decodeMappings reads data mappings for the template engine.

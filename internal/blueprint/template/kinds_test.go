@@ -172,11 +172,11 @@ func TestSubinstallationExecutions(t *testing.T) {
 		t.Fatalf("got %d subinstallations", len(out.Subinstallations))
 	}
 	first := out.Subinstallations[0]
-	if first["name"] != "my-subinstallation" || first["blueprint"].(map[string]any)["ref"] != "cd://resources/some-blueprint-name" {
+	if bp, _ := first["blueprint"].(map[string]any); first["name"] != "my-subinstallation" || bp["ref"] != "cd://resources/some-blueprint-name" {
 		t.Fatalf("first = %#v", first)
 	}
 	// Spiff expressions of data mappings stay untouched in a GoTemplate.
-	if m := first["importDataMappings"].(map[string]any); m["x"] != "(( a.y ))" {
+	if m, _ := first["importDataMappings"].(map[string]any); m["x"] != "(( a.y ))" {
 		t.Fatalf("mappings = %#v", m)
 	}
 	if out.Subinstallations[1]["name"] != "second" {

@@ -160,8 +160,8 @@ func TestRenderAndValues(t *testing.T) {
 	if want := []string{"ConfigMap/rel-config", "Secret/rel-secret"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("objects %v, want %v", names, want)
 	}
-	data, _, _ := unstructuredString(objs[0].Object, "data", "color")
-	msg, _, _ := unstructuredString(objs[0].Object, "data", "message")
+	data := unstructuredString(objs[0].Object, "data", "color")
+	msg := unstructuredString(objs[0].Object, "data", "message")
 	if data != "blue" || msg != "hi" {
 		t.Fatalf("values not merged over chart defaults: color=%q message=%q", data, msg)
 	}
@@ -192,17 +192,17 @@ func TestRenderAndValues(t *testing.T) {
 	}
 }
 
-func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
+func unstructuredString(obj map[string]any, path ...string) string {
 	var cur any = obj
 	for _, p := range path {
 		m, ok := cur.(map[string]any)
 		if !ok {
-			return "", false, nil
+			return ""
 		}
 		cur = m[p]
 	}
-	s, ok := cur.(string)
-	return s, ok, nil
+	s, _ := cur.(string)
+	return s
 }
 
 func TestIsLoopback(t *testing.T) {

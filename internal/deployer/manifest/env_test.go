@@ -210,22 +210,20 @@ func create(t *testing.T, yamlText string) *unstructured.Unstructured {
 	return out
 }
 
-func update(t *testing.T, u *unstructured.Unstructured, subresources ...string) *unstructured.Unstructured {
+func update(t *testing.T, u *unstructured.Unstructured, subresources ...string) {
 	t.Helper()
 	ri, _, err := cluster(t).Resource(u.GroupVersionKind(), u.GetNamespace())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out *unstructured.Unstructured
 	if len(subresources) > 0 {
-		out, err = ri.UpdateStatus(context.Background(), u, metav1.UpdateOptions{})
+		_, err = ri.UpdateStatus(context.Background(), u, metav1.UpdateOptions{})
 	} else {
-		out, err = ri.Update(context.Background(), u, metav1.UpdateOptions{})
+		_, err = ri.Update(context.Background(), u, metav1.UpdateOptions{})
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
 }
 
 func remove(t *testing.T, gvk schema.GroupVersionKind, ns, name string) {
