@@ -82,7 +82,7 @@ bench() {
 }
 
 echo "Building the provider..."
-mkdir -p "$tmp/bin" "$tmp/native" "$tmp/ours" "$tmp/floor"
+mkdir -p "$tmp/bin" "$tmp/native" "$tmp/ours" "$tmp/floor" "$tmp/inst/blueprint"
 (cd "$root" && go build -o "$tmp/bin/terraform-provider-landscaper" .)
 cat >"$tmp/dev.tfrc" <<EOF
 provider_installation {
@@ -100,11 +100,46 @@ gen ours >"$tmp/ours/main.tf"
 # Terraform's own floor for a plan of this configuration: one terraform_data
 # whose input holds the same 400-entry map as deploy_items.
 gen floor >"$tmp/floor/main.tf"
+# The same DAG as one landscaper_installation whose blueprint renders it.
+cat >"$tmp/inst/main.tf" <<TF
+terraform {
+  required_providers {
+    landscaper = { source = "landscaper-tf/landscaper" }
+  }
+}
+resource "landscaper_installation" "dag" {
+  name      = "dag"
+  blueprint = { path = "$tmp/inst/blueprint" }
+  imports   = { layers = $layers, width = $width, fanin = $fanin }
+}
+TF
+cat >"$tmp/inst/blueprint/blueprint.yaml" <<'YAML'
+apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: layers, type: data, schema: {type: integer}}
+  - {name: width, type: data, schema: {type: integer}}
+  - {name: fanin, type: data, schema: {type: integer}}
+deployExecutions:
+  - name: dag
+    type: GoTemplate
+    template: |
+      {{- $w := int .imports.width }}{{ $k := int .imports.fanin }}{{ $step := div $w $k }}
+      deployItems:
+      {{- range $l := until (int .imports.layers) }}{{ range $n := until $w }}
+        - name: l{{ $l }}-{{ $n }}
+          type: landscaper.gardener.cloud/mock
+          {{- if gt $l 0 }}
+          dependsOn: [{{ range $i := until $k }}{{ if $i }}, {{ end }}l{{ sub $l 1 }}-{{ mod (add $n (mul $i $step)) $w }}{{ end }}]
+          {{- end }}
+      {{- end }}{{ end }}
+YAML
 
 echo "DAG: $layers layers x $width nodes, fan-in $fanin ($((layers * width)) nodes); $("$tf" version | head -n1); $runs run(s), median"
 bench native
 bench floor
 bench ours
+bench inst
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
 apply_ratio=$(ratio "$med_native_apply" "$med_ours_apply")
@@ -118,6 +153,8 @@ printf '%-14s %9.2fs %9.2fs %13sx\n' "no-op plan" "$med_native_plan" "$med_ours_
 printf '%-14s %9.2fs %9.2fs %13sx\n' destroy "$med_native_destroy" "$med_ours_destroy" "$destroy_ratio"
 floor_ratio=$(awk -v a="$med_ours_plan" -v b="$med_floor_plan" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
 printf '%-14s %9.2fs %9.2fs %13sx   (ours/floor, goal <= %s)\n' "plan vs floor" "$med_floor_plan" "$med_ours_plan" "$floor_ratio" "$floor_goal"
+inst_ratio=$(awk -v a="$med_inst_plan" -v b="$med_floor_plan" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+printf '%-14s %9.2fs %9.2fs %13sx   (installation/floor; its apply %.2fs, destroy %.2fs)\n' "inst vs floor" "$med_floor_plan" "$med_inst_plan" "$inst_ratio" "$med_inst_apply" "$med_inst_destroy"
 echo
 
 missed=0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -210,6 +211,76 @@ func BenchmarkInstallationRPC(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
 			if r, _ := f.s.ApplyResourceChange(ctx, apply); len(r.Diagnostics) > 0 {
+				b.Fatal(r.Diagnostics[0].Detail)
+			}
+		}
+	})
+}
+
+// BenchmarkInstallationBlueprint measures the provider's share of
+// validate, plan and apply for testdata/installation/bench: a real
+// Landscaper blueprint tree of 50 sub-installations × 20 mock items
+// (1,000 items) from a component, rendered with GoTemplate.
+func BenchmarkInstallationBlueprint(b *testing.B) {
+	ctx := context.Background()
+	p := newProvider("test")
+	p.engine.Store(engine.New(p.deployers, DefaultMaxParallelism))
+	s := &server{routes: p.routes()}
+	x := p.installations
+	cc, err := filepath.Abs(filepath.Join("testdata", "installation", "bench", "component-constructor.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	obj := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"subs": tftypes.Number, "items": tftypes.Number, "tag": tftypes.String}}
+	config := fill(x.t, map[string]any{
+		"name":      "bench",
+		"blueprint": map[string]any{"ref": "root"},
+		"component": map[string]any{"name": "example.com/bench", "version": "v1.0.0", "constructors": []string{cc}},
+		"imports": tftypes.NewValue(obj, map[string]tftypes.Value{
+			"subs": tftypes.NewValue(tftypes.Number, 50), "items": tftypes.NewValue(tftypes.Number, 20), "tag": tftypes.NewValue(tftypes.String, "a")}),
+	})
+	dv := func(v tftypes.Value) *tfprotov6.DynamicValue {
+		d, err := tfprotov6.NewDynamicValue(x.t, v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return &d
+	}
+	null := dv(tftypes.NewValue(x.t, nil))
+	create := &tfprotov6.PlanResourceChangeRequest{TypeName: installationType, PriorState: null, ProposedNewState: dv(config), Config: dv(config)}
+	planned, _ := s.PlanResourceChange(ctx, create)
+	if len(planned.Diagnostics) > 0 {
+		b.Fatal(planned.Diagnostics[0].Detail)
+	}
+	apply := &tfprotov6.ApplyResourceChangeRequest{TypeName: installationType, PriorState: null, PlannedState: planned.PlannedState, Config: dv(config)}
+	applied, _ := s.ApplyResourceChange(ctx, apply)
+	if len(applied.Diagnostics) > 0 {
+		b.Fatal(applied.Diagnostics[0].Detail)
+	}
+	if st, _ := applied.NewState.Unmarshal(x.t); fmt.Sprint(fields(fields(st)["exports"])["total"]) != "tftypes.Number<\"1000\">" {
+		b.Fatalf("the tree exported total %v, want 1000 items", fields(fields(st)["exports"])["total"])
+	}
+	b.Run("validate+plan-create", func(b *testing.B) {
+		for range b.N {
+			_, _ = s.ValidateResourceConfig(ctx, &tfprotov6.ValidateResourceConfigRequest{TypeName: installationType, Config: dv(config)})
+			if r, _ := s.PlanResourceChange(ctx, create); len(r.Diagnostics) > 0 {
+				b.Fatal(r.Diagnostics[0].Detail)
+			}
+		}
+	})
+	b.Run("plan-noop", func(b *testing.B) {
+		req := &tfprotov6.PlanResourceChangeRequest{TypeName: installationType, PriorState: applied.NewState,
+			ProposedNewState: applied.NewState, Config: dv(config), PriorPrivate: applied.Private}
+		for range b.N {
+			if r, _ := s.PlanResourceChange(ctx, req); len(r.Diagnostics) > 0 {
+				b.Fatal(r.Diagnostics[0].Detail)
+			}
+		}
+	})
+	b.Run("apply-create", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if r, _ := s.ApplyResourceChange(ctx, apply); len(r.Diagnostics) > 0 {
 				b.Fatal(r.Diagnostics[0].Detail)
 			}
 		}

@@ -461,7 +461,7 @@ func (x *executions) destroy(ctx context.Context, e *engine.Engine, prior tftype
 // asked; a drifted item makes the next plan an update that runs it again.
 func (x *executions) read(ctx context.Context, state tftypes.Value, private []byte) (tftypes.Value, []byte, problems) {
 	e := x.engine()
-	if e == nil || state.IsNull() {
+	if e == nil || state.IsNull() || !x.refreshes(private) {
 		return state, private, nil
 	}
 	saved, err := decodeExecutionPrivate(private)
@@ -568,7 +568,44 @@ func encodeExecutionPrivate(st engine.Status, sensitive map[string]bool) ([]byte
 		}
 	}
 	markSettled(blobs, st.Succeeded() && !st.Drifted())
+	markTypes(blobs, st)
 	return privatestate.Encode(s, blobs)
+}
+
+// typesKey is a blob listing the deploy item types in private state, so a
+// refresh can tell without decoding the status whether any item's
+// deployer checks for drift.
+const typesKey = "\x00types"
+
+func markTypes(blobs map[string][]byte, statuses ...engine.Status) {
+	seen := map[string]bool{}
+	for _, st := range statuses {
+		for _, is := range st.Items {
+			seen[is.Spec.Type] = true
+		}
+	}
+	blobs[typesKey] = []byte(strings.Join(slices.Sorted(maps.Keys(seen)), "\n"))
+}
+
+// mayDrift reports whether private state holds an item whose deployer
+// checks for drift; without a types mark it must assume so.
+func mayDrift(private []byte, reg *deployer.Registry) bool {
+	doc, err := privatestate.Decode(private)
+	if err != nil {
+		return false
+	}
+	types, ok := doc.Blobs[typesKey]
+	if !ok {
+		return true
+	}
+	for _, t := range strings.Split(string(types), "\n") {
+		if d, ok := reg.Get(t); ok {
+			if _, checks := d.(deployer.DriftChecker); checks {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // settledKey is a blob that marks private state whose last job succeeded
@@ -584,4 +621,8 @@ func markSettled(blobs map[string][]byte, settled bool) {
 func settledMark(private []byte) bool {
 	doc, err := privatestate.Decode(private)
 	return err == nil && len(doc.Blobs[settledKey]) == 1
+}
+
+func (x *executions) refreshes(private []byte) bool {
+	return settledMark(private) && mayDrift(private, x.deployers)
 }

@@ -488,7 +488,7 @@ func (x *installations) destroy(ctx context.Context, e *engine.Engine, prior tft
 // read asks the deployers of every succeeded item in the tree for drift.
 func (x *installations) read(ctx context.Context, state tftypes.Value, private []byte) (tftypes.Value, []byte, problems) {
 	e := x.engine()
-	if e == nil || state.IsNull() {
+	if e == nil || state.IsNull() || !x.refreshes(private) {
 		return state, private, nil
 	}
 	saved, err := decodeInstallationPrivate(private)
@@ -604,5 +604,12 @@ func encodeInstallationPrivate(st *installation.Status) ([]byte, error) {
 		}
 	})
 	markSettled(blobs, st.Succeeded() && !treeDrifted(st))
+	var executions []engine.Status
+	st.Walk(func(_ string, n *installation.Status) { executions = append(executions, n.Execution) })
+	markTypes(blobs, executions...)
 	return privatestate.Encode(storedInstallation{Status: st}, blobs)
+}
+
+func (x *installations) refreshes(private []byte) bool {
+	return settledMark(private) && mayDrift(private, x.deployers)
 }

@@ -33,6 +33,10 @@ type protocolResource interface {
 	plan(ctx context.Context, prior, proposed tftypes.Value, priorPrivate []byte) (planned tftypes.Value, replace []*tftypes.AttributePath, ps problems)
 	apply(ctx context.Context, prior, planned tftypes.Value, private []byte) (tftypes.Value, []byte, problems)
 	read(ctx context.Context, state tftypes.Value, private []byte) (tftypes.Value, []byte, problems)
+	// refreshes reports whether read could change anything, judging by
+	// private state alone, so a refresh with nothing to look at costs no
+	// decoding.
+	refreshes(private []byte) bool
 }
 
 // NewServer returns the provider's protocol server: RPCs of the resources
@@ -119,6 +123,9 @@ func (s *server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRe
 	r, ok := s.routes[req.TypeName]
 	if !ok {
 		return s.ProviderServer.ReadResource(ctx, req)
+	}
+	if !r.refreshes(req.Private) {
+		return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}, nil
 	}
 	cur, diags := decode(r, req.CurrentState)
 	if diags != nil {
