@@ -388,22 +388,32 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	if err != nil {
 		return unknown(), replace, loadProblems(err)
 	}
+	var warnings problems
+	p.Walk(func(n *installation.Plan) {
+		for _, w := range n.Warnings {
+			where := "the root installation"
+			if n.Path != "" {
+				where = fmt.Sprintf("sub-installation %q", n.Path)
+			}
+			warnings.warn(attrPath("blueprint"), "Deploy item config has unknown fields", fmt.Sprintf("%s: %s", where, w))
+		}
+	})
 	if p.Noop && !replaceNeeded(replace) {
 		f["status"] = x.statusValue(saved.Status)
 		f["exports"], f["target_exports"], err = x.exportValues(saved.Status)
-		var ps problems
+		ps := warnings
 		if err != nil {
 			ps.add(attrPath("exports"), "Export cannot be represented", err.Error())
 		}
 		return tftypes.NewValue(x.t, f), replace, ps
 	}
 	if saved.Status == nil || !p.AllKnown() || replaceNeeded(replace) {
-		return unknown(), replace, nil
+		return unknown(), replace, warnings
 	}
 	f["status"] = x.plannedStatus(saved.Status, p)
 	f["exports"] = tftypes.NewValue(x.t.AttributeTypes["exports"], tftypes.UnknownValue)
 	f["target_exports"] = tftypes.NewValue(x.t.AttributeTypes["target_exports"], tftypes.UnknownValue)
-	return tftypes.NewValue(x.t, f), replace, nil
+	return tftypes.NewValue(x.t, f), replace, warnings
 }
 
 func replaceNeeded(replace []*tftypes.AttributePath) bool { return len(replace) > 0 }
