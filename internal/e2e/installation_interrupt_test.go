@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 )
@@ -94,41 +92,10 @@ func TestCtrlCInterruptsAnInstallation(t *testing.T) {
 		t.Errorf("the plan does not warn about the unknown field:\n%s", plan)
 	}
 
-	cmd := w.Command(nil, "apply", "-input=false", "-no-color", "-auto-approve")
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var waitErr error
-	done := make(chan struct{})
-	go func() { waitErr = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	})
-	procs := waitForPids(t, pids, done, out)
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-done:
-		if waitErr == nil {
-			t.Fatalf("interrupted apply exited 0:\n%s", out.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("apply did not exit within 20s of SIGINT:\n%s", out.String())
-	}
-	for _, pid := range procs {
-		deadline := time.Now().Add(5 * time.Second)
-		for !gone(pid) && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if !gone(pid) {
-			t.Errorf("process %d of the interrupted item still runs", pid)
-		}
-	}
+	bg := startApply(t, w)
+	procs := waitForPids(t, pids, bg.done, bg.out)
+	bg.interrupt()
+	expectGone(t, procs)
 
 	st := w.Attributes("landscaper_installation", "app")
 	if p := installationItem(st, "slow/work", "phase"); p != "Failed" {

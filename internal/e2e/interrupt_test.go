@@ -48,25 +48,8 @@ func TestCtrlCInterruptsAndStateIsWritten(t *testing.T) {
 	slowScript := fmt.Sprintf("sleep 60 & echo $$ $! > %[1]s.tmp && mv %[1]s.tmp %[1]s; wait", pids)
 	w.Config(interruptConfig(slowScript, "after-export", "two"))
 
-	cmd := w.Command(nil, "apply", "-input=false", "-no-color", "-auto-approve")
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	// Its own process group, so the SIGINT below reaches terraform and its
-	// provider like a terminal's Ctrl-C, and nothing else.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// done is closed when terraform has exited, with its result in waitErr.
-	var waitErr error
-	done := make(chan struct{})
-	go func() { waitErr = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // in case the test failed early
-		<-done
-	})
-
-	procs := waitForPids(t, pids, done, out)
+	bg := startApply(t, w)
+	procs := waitForPids(t, pids, bg.done, bg.out)
 	t.Cleanup(func() {
 		for _, pid := range procs {
 			if !gone(pid) {
@@ -74,30 +57,11 @@ func TestCtrlCInterruptsAndStateIsWritten(t *testing.T) {
 			}
 		}
 	})
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
-		t.Fatal(err)
+	bg.interrupt()
+	if !strings.Contains(bg.out.String(), "ERR_INTERRUPTED") {
+		t.Errorf("apply output does not mention ERR_INTERRUPTED:\n%s", bg.out.String())
 	}
-	select {
-	case <-done:
-		if waitErr == nil {
-			t.Fatalf("interrupted terraform apply exited 0:\n%s", out.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("terraform apply did not exit within 20s of SIGINT:\n%s", out.String())
-	}
-	if !strings.Contains(out.String(), "ERR_INTERRUPTED") {
-		t.Errorf("apply output does not mention ERR_INTERRUPTED:\n%s", out.String())
-	}
-
-	for _, pid := range procs {
-		deadline := time.Now().Add(5 * time.Second)
-		for !gone(pid) && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if !gone(pid) {
-			t.Errorf("process %d of the interrupted item still runs", pid)
-		}
-	}
+	expectGone(t, procs)
 
 	interrupted := execution(w)
 	jobID := acctest.Dig(interrupted, "status", "job_id")

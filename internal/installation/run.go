@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -259,9 +260,19 @@ func (r *Runner) runSubs(ctx context.Context, path string, subs []Sub, deps map[
 			return true
 		},
 	})
-	var failed []string
+	return subsError(ctx, st, names, g, out, core.PhaseFailed, "not run", "SubInstallationsFailed", core.OperationReconcile)
+}
+
+// subsError sums up a drive over sub-installations: which ended in
+// failPhase, which never started, and their codes; nil when all went well.
+func subsError(ctx context.Context, st *Status, names []string, g *dag.Graph, out dag.Outcome,
+	failPhase core.Phase, notVerb, reason string, op core.Operation) *core.Error {
+	var failed, codes []string
 	for _, i := range out.Failed {
-		failed = append(failed, subs[i].Name)
+		failed = append(failed, names[i])
+		if e := st.Subs[names[i]].LastError; e != nil {
+			codes = append(codes, e.Codes...)
+		}
 	}
 	notRun := out.NotTriggered(g)
 	if len(failed) == 0 && len(notRun) == 0 {
@@ -269,14 +280,18 @@ func (r *Runner) runSubs(ctx context.Context, path string, subs []Sub, deps map[
 	}
 	slices.Sort(failed)
 	slices.Sort(notRun)
+	slices.Sort(codes)
 	var parts []string
 	if len(failed) > 0 {
-		parts = append(parts, "sub-installations in phase Failed: "+strings.Join(failed, ", "))
+		parts = append(parts, fmt.Sprintf("sub-installations in phase %s: %s", failPhase, strings.Join(failed, ", ")))
 	}
 	if len(notRun) > 0 {
-		parts = append(parts, "not run: "+strings.Join(notRun, ", "))
+		parts = append(parts, notVerb+": "+strings.Join(notRun, ", "))
 	}
-	return &core.Error{Reason: "SubInstallationsFailed", Message: strings.Join(parts, "; ")}
+	if ctx.Err() != nil {
+		parts = append(parts, "the job was stopped before it finished")
+	}
+	return &core.Error{Operation: op, Reason: reason, Message: strings.Join(parts, "; "), Codes: slices.Compact(codes)}
 }
 
 // progressError sums up what failed in Progressing: the execution, the
@@ -398,29 +413,5 @@ func (r *Runner) deleteSubs(ctx context.Context, path string, st *Status, names 
 			return false
 		},
 	})
-	var failed []string
-	var codes []string
-	for _, i := range out.Failed {
-		failed = append(failed, names[i])
-		if e := st.Subs[names[i]].LastError; e != nil {
-			codes = append(codes, e.Codes...)
-		}
-	}
-	notDeleted := out.NotTriggered(g)
-	if len(failed) == 0 && len(notDeleted) == 0 {
-		return nil
-	}
-	slices.Sort(failed)
-	slices.Sort(codes)
-	var parts []string
-	if len(failed) > 0 {
-		parts = append(parts, "sub-installations in phase DeleteFailed: "+strings.Join(failed, ", "))
-	}
-	if len(notDeleted) > 0 {
-		parts = append(parts, "not deleted: "+strings.Join(notDeleted, ", "))
-	}
-	if ctx.Err() != nil {
-		parts = append(parts, "the job was stopped before it finished")
-	}
-	return &core.Error{Operation: op, Reason: "SubInstallationsDeleteFailed", Message: strings.Join(parts, "; "), Codes: slices.Compact(codes)}
+	return subsError(ctx, st, names, g, out, core.PhaseDeleteFailed, "not deleted", "SubInstallationsDeleteFailed", op)
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -40,40 +39,12 @@ var (
 
 // executionResource is landscaper_execution as the framework sees it: its
 // schema and import. Its data RPCs are served by executions at the
-// protocol level (server.go); the CRUD methods below exist only because
-// the framework's interface demands them, and are never routed to.
-type executionResource struct{}
+// protocol level (server.go).
+type executionResource struct{ servedBelowFramework }
 
 func (r *executionResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_execution"
 }
-
-func (r *executionResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-}
-
-func (r *executionResource) Create(_ context.Context, _ resource.CreateRequest, resp *resource.CreateResponse) {
-	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
-}
-
-func (r *executionResource) Read(_ context.Context, _ resource.ReadRequest, resp *resource.ReadResponse) {
-	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
-}
-
-func (r *executionResource) Update(_ context.Context, _ resource.UpdateRequest, resp *resource.UpdateResponse) {
-	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
-}
-
-func (r *executionResource) Delete(_ context.Context, _ resource.DeleteRequest, resp *resource.DeleteResponse) {
-	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
-}
-
-const (
-	notRouted       = "Served at the protocol level"
-	notRoutedDetail = "This resource's data RPCs are served by the provider's protocol server (NewServer); " +
-		"a plain framework server cannot run it. This is a bug in how the provider is served."
-)
 
 func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -206,3 +208,37 @@ func hasExactAttributes(t tftypes.Object, stateJSON []byte) bool {
 	}
 	return true
 }
+
+// servedBelowFramework is embedded by the framework resources whose data
+// RPCs the protocol server routes to a protocolResource. It imports by
+// name, and has the CRUD methods the framework's interface demands; they
+// are never called when the provider is served by NewServer.
+type servedBelowFramework struct{}
+
+// ImportState imports a resource by its name, which is also its ID.
+func (servedBelowFramework) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+}
+
+func (servedBelowFramework) Create(_ context.Context, _ resource.CreateRequest, resp *resource.CreateResponse) {
+	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
+}
+
+func (servedBelowFramework) Read(_ context.Context, _ resource.ReadRequest, resp *resource.ReadResponse) {
+	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
+}
+
+func (servedBelowFramework) Update(_ context.Context, _ resource.UpdateRequest, resp *resource.UpdateResponse) {
+	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
+}
+
+func (servedBelowFramework) Delete(_ context.Context, _ resource.DeleteRequest, resp *resource.DeleteResponse) {
+	resp.Diagnostics.AddError(notRouted, notRoutedDetail)
+}
+
+const (
+	notRouted       = "Served at the protocol level"
+	notRoutedDetail = "This resource's data RPCs are served by the provider's protocol server (NewServer); " +
+		"a plain framework server cannot run it. This is a bug in how the provider is served."
+)
