@@ -222,6 +222,13 @@ func BenchmarkInstallationRPC(b *testing.B) {
 // Landscaper blueprint tree of 50 sub-installations × 20 mock items
 // (1,000 items) from a component, rendered with GoTemplate.
 func BenchmarkInstallationBlueprint(b *testing.B) {
+	// Two sizes, to show that time and memory grow linearly with items.
+	for _, subs := range []int{25, 50} {
+		b.Run(fmt.Sprintf("%dx20", subs), func(b *testing.B) { benchmarkInstallationBlueprint(b, subs) })
+	}
+}
+
+func benchmarkInstallationBlueprint(b *testing.B, subs int) {
 	ctx := context.Background()
 	p := newProvider("test")
 	p.engine.Store(engine.New(p.deployers, DefaultMaxParallelism))
@@ -237,7 +244,7 @@ func BenchmarkInstallationBlueprint(b *testing.B) {
 		"blueprint": map[string]any{"ref": "root"},
 		"component": map[string]any{"name": "example.com/bench", "version": "v1.0.0", "constructors": []string{cc}},
 		"imports": tftypes.NewValue(obj, map[string]tftypes.Value{
-			"subs": tftypes.NewValue(tftypes.Number, 50), "items": tftypes.NewValue(tftypes.Number, 20), "tag": tftypes.NewValue(tftypes.String, "a")}),
+			"subs": tftypes.NewValue(tftypes.Number, subs), "items": tftypes.NewValue(tftypes.Number, 20), "tag": tftypes.NewValue(tftypes.String, "a")}),
 	})
 	dv := func(v tftypes.Value) *tfprotov6.DynamicValue {
 		d, err := tfprotov6.NewDynamicValue(x.t, v)
@@ -257,8 +264,8 @@ func BenchmarkInstallationBlueprint(b *testing.B) {
 	if len(applied.Diagnostics) > 0 {
 		b.Fatal(applied.Diagnostics[0].Detail)
 	}
-	if st, _ := applied.NewState.Unmarshal(x.t); fmt.Sprint(fields(fields(st)["exports"])["total"]) != "tftypes.Number<\"1000\">" {
-		b.Fatalf("the tree exported total %v, want 1000 items", fields(fields(st)["exports"])["total"])
+	if st, _ := applied.NewState.Unmarshal(x.t); fmt.Sprint(fields(fields(st)["exports"])["total"]) != fmt.Sprintf("tftypes.Number<\"%d\">", subs*20) {
+		b.Fatalf("the tree exported total %v, want %d items", fields(fields(st)["exports"])["total"], subs*20)
 	}
 	b.Run("validate+plan-create", func(b *testing.B) {
 		for range b.N {
