@@ -178,21 +178,16 @@ func targetObject(t *deployer.Target) map[string]any {
 	return template.TargetObject(t.Name, "", t.Type, cfg)
 }
 
-// Render validates imports and runs import, deploy and sub-installation
-// executions, the way Landscaper does in an installation's Init phase.
-func (n *node) Render(_ context.Context, in installation.Input) (*installation.Rendered, error) {
+// imports validates the imports and runs the import executions, which add
+// bindings to .imports in order; the first that reports errors stops.
+// Every later execution of the node sees the result.
+func (n *node) imports(in installation.Input) (map[string]any, error) {
 	imports, err := n.importValues(in)
 	if err != nil {
 		return nil, err
 	}
-	def := &n.bp.Definition
-	out := &installation.Rendered{Items: map[string]engine.ItemSpec{}, State: map[string][]byte{}}
-	keep := func(st map[string][]byte) { maps.Copy(out.State, st) }
-
-	// Import executions add bindings to .imports, in order; the first
-	// that reports errors stops the rendering.
-	if len(def.ImportExecutions) > 0 {
-		res, err := template.Render(template.KindImport, executions(def.ImportExecutions), n.input(imports, in.State))
+	if execs := n.bp.Definition.ImportExecutions; len(execs) > 0 {
+		res, err := template.Render(template.KindImport, executions(execs), n.input(imports, in.State))
 		if err != nil {
 			return nil, err
 		}
@@ -201,6 +196,19 @@ func (n *node) Render(_ context.Context, in installation.Input) (*installation.R
 		}
 		maps.Copy(imports, res.Bindings)
 	}
+	return imports, nil
+}
+
+// Render validates imports and runs import, deploy and sub-installation
+// executions, the way Landscaper does in an installation's Init phase.
+func (n *node) Render(_ context.Context, in installation.Input) (*installation.Rendered, error) {
+	imports, err := n.imports(in)
+	if err != nil {
+		return nil, err
+	}
+	def := &n.bp.Definition
+	out := &installation.Rendered{Items: map[string]engine.ItemSpec{}, State: map[string][]byte{}}
+	keep := func(st map[string][]byte) { maps.Copy(out.State, st) }
 
 	var specs []map[string]any
 	if len(def.DeployExecutions) > 0 {
@@ -442,7 +450,7 @@ func (n *node) sub(t *blueprint.InstallationTemplate) (installation.Sub, error) 
 // are dropped, as Landscaper drops them.
 func (n *node) Exports(_ context.Context, in installation.Input, v installation.ExportValues) (installation.Exports, error) {
 	var ex installation.Exports
-	imports, err := n.importValues(in)
+	imports, err := n.imports(in)
 	if err != nil {
 		return ex, err
 	}

@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
+)
+
+// copyTree copies the files below src into dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if strings.HasPrefix(rel, ".terraform") || strings.HasSuffix(rel, ".tfstate") {
+			return nil
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// examples/installation, as a team would keep it (module, blueprints,
+// component constructor with a component reference, an exec script),
+// applies, plans nothing the second time, reacts to a changed variable
+// with an update, and destroys.
+func TestExampleInstallation(t *testing.T) {
+	t.Parallel()
+	w := newWorkspace(t)
+	copyTree(t, filepath.Join("..", "..", "examples", "installation"), w.Dir)
+	out := w.Apply()
+	for _, want := range []string{`url = "https://app.staging.example.com"`, `dashboard = "https://grafana.staging.example.com"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("apply output lacks %s:\n%s", want, out)
+		}
+	}
+	if plan, code := w.PlanExitCode(); code != 0 {
+		t.Fatalf("second plan exit %d, want no changes:\n%s", code, plan)
+	}
+	out = w.Apply("TF_VAR_environment=production")
+	if !strings.Contains(out, `url = "https://app.production.example.com"`) || !strings.Contains(out, "1 changed") {
+		t.Errorf("changing the environment:\n%s", out)
+	}
+	attrs := w.Attributes("landscaper_installation", "app")
+	if p := acctest.Dig(attrs, "status", "deploy_items", "monitoring/dashboard", "phase"); p != "Succeeded" {
+		t.Errorf("monitoring/dashboard: %v", p)
+	}
+	if out, code := w.Run([]string{"TF_VAR_environment=production"}, "destroy", "-auto-approve", "-input=false", "-no-color"); code != 0 {
+		t.Fatalf("destroy exit %d:\n%s", code, out)
+	}
+}
