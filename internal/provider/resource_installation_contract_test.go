@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -31,6 +32,34 @@ resource "landscaper_installation" "app" {
 				statecheck.ExpectKnownValue(inst, tfjsonpath.New("exports").AtMapKey("content"), knownvalue.StringExact("hello from the blueprint")),
 				statecheck.ExpectKnownValue(inst, tfjsonpath.New("exports").AtMapKey("component"), knownvalue.StringExact("example.com/contract")),
 			},
+		}},
+	})
+}
+
+// The installation's own timeouts bound a whole apply: when one expires,
+// running items stop and fail with ERR_TIMEOUT.
+func TestAccInstallation_operationTimeout(t *testing.T) {
+	bp := `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+deployExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: never-ready
+          type: landscaper.gardener.cloud/mock
+          config: {phase: Progressing}
+`
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+resource "landscaper_installation" "app" {
+  name      = "app"
+  blueprint = { filesystem = { "blueprint.yaml" = %q } }
+  timeouts  = { create = "2s" }
+}`, bp),
+			ExpectError: regexp.MustCompile(`(?s)Deploy item "never-ready" failed.*ERR_TIMEOUT`),
 		}},
 	})
 }
