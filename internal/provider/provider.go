@@ -95,7 +95,8 @@ func Deployers() *deployer.Registry {
 	reg.Register(mock.New(), "landscaper.gardener.cloud/mock", "mock")
 	wd, _ := os.Getwd()
 	reg.Register(exec.New(exec.Options{DefaultWorkingDir: wd}), "exec")
-	reg.Register(helm.New(helm.Options{WorkingDir: wd, Kube: &helm.Machinery{}, RESTConfig: helm.SharedRESTConfig}), helm.Type, helm.Alias)
+	reg.Register(helm.New(helm.Options{WorkingDir: wd, Kube: &helm.Machinery{}, RESTConfig: helm.SharedRESTConfig,
+		Logger: libraryLogger().Named("helm")}), helm.Type, helm.Alias)
 	reg.Register(manifest.New(), manifest.Type, manifest.Alias)
 	reg.RegisterTargetType(target.KubernetesClusterType, target.CheckKubernetesCluster)
 	return reg
