@@ -1,0 +1,193 @@
+//go:build unix
+
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+)
+
+var widgetGVK = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+
+func clientset(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	rc, err := clientcmd.RESTConfigFromKubeConfig([]byte(kubeEnv.Kubeconfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// manifestItem renders a kubernetes-manifest deploy item on the test
+// cluster; extra is HCL merged into its ProviderConfiguration.
+func manifestItem(manifests string, extra string, deps ...string) string {
+	d, _ := json.Marshal(deps)
+	if len(deps) == 0 {
+		d = []byte("[]")
+	}
+	return fmt.Sprintf(`{
+      type       = "landscaper.gardener.cloud/kubernetes-manifest"
+      target     = "cluster"
+      depends_on = %s
+      timeout    = "2m"
+      config = yamlencode(merge({
+        apiVersion = "manifest.deployer.landscaper.gardener.cloud/v1alpha2"
+        kind       = "ProviderConfiguration"
+        manifests  = %s
+      }, %s))
+    }`, d, manifests, extra)
+}
+
+func clusterExecution(name string, items map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `
+resource "landscaper_execution" %q {
+  name = %q
+  targets = { cluster = {
+    type   = "landscaper.gardener.cloud/kubernetes-cluster"
+    config = yamlencode({ kubeconfig = file(%q) })
+  } }
+  deploy_items = {
+`, name, name, kubeEnv.KubeconfigPath())
+	for n, it := range items {
+		fmt.Fprintf(&b, "    %q = %s\n", n, it)
+	}
+	b.WriteString("  }\n}\n")
+	return b.String()
+}
+
+// A CRD and a custom resource of it in one item (readiness waits for the
+// CRD to be established), another custom resource in a second item
+// depending on the first, a Deployment that is ready only once the test
+// sets its status (no kubelet here), a custom readiness check, removed
+// manifests deleted, and destroy in deletion groups.
+func TestAccExecution_manifestCRDsReadinessAndDeletion(t *testing.T) {
+	if kubeEnv == nil {
+		t.Skip("acceptance tests only (TF_ACC)")
+	}
+	const ns = "acc-manifest"
+	crd := `{ manifest = {
+      apiVersion = "apiextensions.k8s.io/v1", kind = "CustomResourceDefinition"
+      metadata   = { name = "widgets.example.com" }
+      spec = {
+        group = "example.com", scope = "Namespaced"
+        names = { kind = "Widget", plural = "widgets", singular = "widget", listKind = "WidgetList" }
+        versions = [{ name = "v1", served = true, storage = true,
+          schema = { openAPIV3Schema = { type = "object", "x-kubernetes-preserve-unknown-fields" = true } } }]
+      }
+    } }`
+	widget := func(name string, size int) string {
+		return fmt.Sprintf(`{ manifest = { apiVersion = "example.com/v1", kind = "Widget", metadata = { name = %q, namespace = %q }, spec = { size = %d } } }`, name, ns, size)
+	}
+	nsManifest := fmt.Sprintf(`{ manifest = { apiVersion = "v1", kind = "Namespace", metadata = { name = %q } } }`, ns)
+	deployment := fmt.Sprintf(`{ manifest = {
+      apiVersion = "apps/v1", kind = "Deployment", metadata = { name = "web", namespace = %q }
+      spec = { replicas = 1, selector = { matchLabels = { app = "web" } },
+        template = { metadata = { labels = { app = "web" } }, spec = { containers = [{ name = "web", image = "example.invalid/web:1" }] } } }
+    } }`, ns)
+	deletion := `{ deletionGroups = [
+      { customResourceGroup = { resources = [{ apiVersion = "example.com/v1", kind = "Widget" }] } },
+      { predefinedResourceGroup = { type = "namespaced-resources" } },
+      { predefinedResourceGroup = { type = "cluster-scoped-resources" } },
+      { predefinedResourceGroup = { type = "crds" } },
+    ] }`
+	readiness := fmt.Sprintf(`{ readinessChecks = { custom = [{
+      name = "size-three-or-four"
+      resourceSelector = [{ apiVersion = "example.com/v1", kind = "Widget", name = "second", namespace = %q }]
+      requirements = [{ jsonPath = ".spec.size", operator = "in", values = [{ value = 3 }, { value = 4 }] }]
+    }] } }`, ns)
+	config := func(firstWidgets ...string) string {
+		return clusterExecution("crds", map[string]string{
+			"base":   manifestItem("["+strings.Join(append([]string{nsManifest, crd}, firstWidgets...), ", ")+"]", deletion),
+			"second": manifestItem("["+widget("second", 3)+"]", readiness, "base"),
+			"web":    manifestItem("["+deployment+"]", "{}", "base"),
+		})
+	}
+	cs := clientset(t)
+	// No kubelet runs here: once the Deployment exists, report it ready.
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{})
+			if err != nil || d.Status.ReadyReplicas == 1 {
+				continue
+			}
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+			_, _ = cs.AppsV1().Deployments(ns).UpdateStatus(context.Background(), d, metav1.UpdateOptions{})
+		}
+	}()
+	widgetExists := func(name string) bool {
+		_, err := kubeCluster(t).Get(context.Background(), widgetGVK, ns, name)
+		return err == nil
+	}
+	app := "landscaper_execution.crds"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := cs.AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("the Deployment outlived the destroy: %v", err)
+			}
+			if _, err := kubeCluster(t).Get(context.Background(), schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1",
+				Kind: "CustomResourceDefinition"}, "", "widgets.example.com"); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("the CRD outlived the destroy: %v", err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: config(widget("first", 1), widget("extra", 1)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(app, statusItem("second").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+					statecheck.ExpectKnownValue(app, statusItem("web").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+				},
+				Check: func(*terraform.State) error {
+					for _, w := range []string{"first", "extra", "second"} {
+						if !widgetExists(w) {
+							return fmt.Errorf("widget %s missing", w)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				// A manifest removed from the config is deleted.
+				Config: config(widget("first", 1)),
+				Check: func(*terraform.State) error {
+					if widgetExists("extra") {
+						return fmt.Errorf("the removed widget still exists")
+					}
+					if !widgetExists("first") {
+						return fmt.Errorf("the kept widget is gone")
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
