@@ -11,6 +11,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -184,6 +185,126 @@ func TestAccExecution_manifestCRDsReadinessAndDeletion(t *testing.T) {
 					}
 					if !widgetExists("first") {
 						return fmt.Errorf("the kept widget is gone")
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// Every update strategy and policy, as Landscaper defines them, seen
+// through Terraform: values changed outside Terraform are kept or
+// overwritten as each strategy says; keep outlives destroy, ignore is
+// never applied, immutable is not updated, fallback leaves an object
+// another deploy item manages alone.
+func TestAccExecution_manifestStrategiesAndPolicies(t *testing.T) {
+	if kubeEnv == nil {
+		t.Skip("acceptance tests only (TF_ACC)")
+	}
+	const ns = "acc-strategies"
+	cm := func(name, policy, value string) string {
+		return fmt.Sprintf(`{ policy = %q, manifest = { apiVersion = "v1", kind = "ConfigMap", metadata = { name = %q, namespace = %q }, data = { a = %q } } }`,
+			policy, name, ns, value)
+	}
+	config := func(v string) string {
+		// The namespace is the test's: deleting it would take the kept
+		// objects with it.
+		items := map[string]string{
+			"policies": manifestItem("["+strings.Join([]string{cm("keep", "keep", v), cm("ignore", "ignore", v),
+				cm("immutable", "immutable", v), cm("fallback", "fallback", v)}, ", ")+"]", "{}"),
+		}
+		for _, s := range []string{"update", "patch", "merge", "mergeOverwrite"} {
+			items["strategy-"+strings.ToLower(s)] = manifestItem("["+cm("s-"+strings.ToLower(s), "manage", v)+"]",
+				fmt.Sprintf(`{ updateStrategy = %q }`, s))
+		}
+		return clusterExecution("strategies", items)
+	}
+	cs := clientset(t)
+	get := func(name string) (map[string]string, bool) {
+		c, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return nil, false
+		}
+		return c.Data, true
+	}
+	// Changes made outside Terraform: a changed value and an added one.
+	tamper := func() {
+		for _, s := range []string{"update", "patch", "merge", "mergeoverwrite"} {
+			c, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), "s-"+s, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Data = map[string]string{"a": "outside", "b": "outside"}
+			if _, err := cs.CoreV1().ConfigMaps(ns).Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	expect := func(name, a, b string) error {
+		d, ok := get(name)
+		if !ok || d["a"] != a || d["b"] != b {
+			return fmt.Errorf("%s: data %v (exists %v), want a=%q b=%q", name, d, ok, a, b)
+		}
+		return nil
+	}
+	t.Cleanup(func() {
+		_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			if _, ok := get("keep"); !ok {
+				return fmt.Errorf("policy keep: the object did not outlive the destroy")
+			}
+			if _, ok := get("fallback"); !ok {
+				return fmt.Errorf("policy fallback: another owner's object was deleted")
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				// Another deploy item already manages "fallback".
+				PreConfig: func() {
+					_, _ = cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+					_, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
+						ObjectMeta: metav1.ObjectMeta{Name: "fallback", Namespace: ns,
+							Labels: map[string]string{"manifest.deployer.landscaper.gardener.cloud/deployitem": "someone-else"}},
+						Data: map[string]string{"a": "theirs"},
+					}, metav1.CreateOptions{})
+					if err != nil && !apierrors.IsAlreadyExists(err) {
+						t.Fatal(err)
+					}
+				},
+				Config: config("1"),
+				Check: func(*terraform.State) error {
+					if _, ok := get("ignore"); ok {
+						return fmt.Errorf("policy ignore: the object was applied")
+					}
+					for _, err := range []error{expect("keep", "1", ""), expect("immutable", "1", ""), expect("fallback", "theirs", ""), expect("s-update", "1", "")} {
+						if err != nil {
+							return err
+						}
+					}
+					return nil
+				},
+			},
+			{
+				PreConfig: tamper,
+				Config:    config("2"),
+				Check: func(*terraform.State) error {
+					for _, err := range []error{
+						expect("s-update", "2", ""),                // replaced
+						expect("s-patch", "2", ""),                 // merge patch from live to manifest
+						expect("s-merge", "outside", "outside"),    // live values win
+						expect("s-mergeoverwrite", "2", "outside"), // manifest values win
+						expect("immutable", "1", ""),               // never updated
+						expect("keep", "2", ""),                    // managed until destroy
+						expect("fallback", "theirs", ""),           // someone else's
+					} {
+						if err != nil {
+							return err
+						}
 					}
 					return nil
 				},
