@@ -312,3 +312,50 @@ func TestAccExecution_manifestStrategiesAndPolicies(t *testing.T) {
 		},
 	})
 }
+
+// The API server is stopped when an apply starts and comes back a few
+// seconds later: the item's calls fail transiently, are retried with
+// backoff, and the item succeeds within its timeout. Not parallel: the
+// control plane is the package's.
+func TestAccExecution_manifestSurvivesAnAPIServerRestart(t *testing.T) {
+	if kubeEnv == nil {
+		t.Skip("acceptance tests only (TF_ACC)")
+	}
+	const ns = "acc-restart"
+	cfg := clusterExecution("restart", map[string]string{
+		"cm": manifestItem(fmt.Sprintf(`[
+      { manifest = { apiVersion = "v1", kind = "Namespace", metadata = { name = %[1]q } } },
+      { manifest = { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "survivor", namespace = %[1]q }, data = { a = "1" } } },
+    ]`, ns), "{}"),
+	})
+	restarted := make(chan error, 1)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			PreConfig: func() {
+				if err := kubeEnv.StopAPIServer(); err != nil {
+					t.Fatal(err)
+				}
+				go func() {
+					time.Sleep(5 * time.Second)
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					defer cancel()
+					restarted <- kubeEnv.StartAPIServer(ctx)
+				}()
+			},
+			Config: cfg,
+			Check: func(*terraform.State) error {
+				if err := <-restarted; err != nil {
+					return fmt.Errorf("restarting the API server: %w", err)
+				}
+				if _, ok := configMapData(t, ns, "survivor"); !ok {
+					return fmt.Errorf("the ConfigMap was not created after the restart")
+				}
+				return nil
+			},
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("landscaper_execution.restart", statusItem("cm").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+			},
+		}},
+	})
+}
