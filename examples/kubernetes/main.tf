@@ -1,0 +1,80 @@
+# Deploys to a real cluster, for example one made with
+#   kind create cluster --name landscaper     (or: k3d cluster create landscaper)
+# then:  terraform apply -var kubeconfig=$HOME/.kube/config
+terraform {
+  required_providers {
+    landscaper = { source = "landscaper-tf/landscaper" }
+  }
+}
+
+variable "kubeconfig" {
+  type        = string
+  description = "Path of the kubeconfig of the cluster to deploy to."
+}
+
+variable "chart_repository" {
+  type        = string
+  description = "A helm chart repository holding the podinfo chart."
+  default     = "https://stefanprodan.github.io/podinfo"
+}
+
+resource "landscaper_execution" "app" {
+  name = "app"
+
+  targets = {
+    cluster = {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = file(var.kubeconfig) })
+    }
+  }
+
+  deploy_items = {
+    # Landscaper's manifest deployer: a namespace and its settings.
+    namespace = {
+      type   = "landscaper.gardener.cloud/kubernetes-manifest"
+      target = "cluster"
+      config = yamlencode({
+        apiVersion = "manifest.deployer.landscaper.gardener.cloud/v1alpha2"
+        kind       = "ProviderConfiguration"
+        manifests = [
+          { policy = "manage", manifest = { apiVersion = "v1", kind = "Namespace", metadata = { name = "demo" } } },
+          { policy = "manage", manifest = {
+            apiVersion = "v1", kind = "ConfigMap"
+            metadata   = { name = "settings", namespace = "demo" }
+            data       = { greeting = "hello from Terraform" }
+          } },
+        ]
+        exports = { exports = [{
+          key          = "greeting"
+          jsonPath     = ".data.greeting"
+          fromResource = { apiVersion = "v1", kind = "ConfigMap", name = "settings", namespace = "demo" }
+        }] }
+      })
+    }
+
+    # Landscaper's helm deployer: a real helm release, waiting for readiness.
+    podinfo = {
+      type       = "landscaper.gardener.cloud/helm"
+      target     = "cluster"
+      depends_on = ["namespace"]
+      timeout    = "10m"
+      config = yamlencode({
+        apiVersion = "helm.deployer.landscaper.gardener.cloud/v1alpha1"
+        kind       = "ProviderConfiguration"
+        name       = "podinfo"
+        namespace  = "demo"
+        chart = { helmChartRepo = {
+          helmChartRepoUrl = var.chart_repository
+          helmChartName    = "podinfo"
+          helmChartVersion = "6.7.1"
+        } }
+        values  = { replicaCount = 1, ui = { message = "deployed by landscaper_execution" } }
+        exports = { exports = [{ key = "message", jsonPath = ".Values.ui.message" }] }
+      })
+    }
+  }
+}
+
+output "greeting" {
+  value = landscaper_execution.app.exports.namespace.greeting
+}
