@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/testenv"
 )
 
 // providerDir holds the provider binary built by TestMain; buildErr says
@@ -23,10 +24,19 @@ var (
 	buildErr    error
 )
 
+// kubeEnv is the control plane of the tests that deploy to a cluster,
+// started for acceptance runs only.
+var kubeEnv *testenv.Env
+
 func TestMain(m *testing.M) {
 	dir, cleanup, err := acctest.BuildProvider()
 	providerDir, buildErr = dir, err
-	code := m.Run()
+	var code int
+	if os.Getenv("TF_ACC") == "" {
+		code = m.Run()
+	} else {
+		code = testenv.Main(m, &kubeEnv)
+	}
 	cleanup()
 	os.Exit(code)
 }
