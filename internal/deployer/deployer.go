@@ -52,6 +52,9 @@ type Request struct {
 	ComponentDescriptor json.RawMessage
 	// Content holds the blueprint's files, or nil outside an installation.
 	Content fs.FS
+	// Components reads resources of the component set the item was
+	// rendered with, or is nil outside an installation with a component.
+	Components Components
 	// Log receives free-form diagnostic lines (for example a process's output).
 	// It may be nil.
 	Log func(msg string)
@@ -82,6 +85,14 @@ type Deployer interface {
 	Reconcile(ctx context.Context, req Request) (Result, error)
 	// Delete removes whatever Reconcile created.
 	Delete(ctx context.Context, req Request) (Result, error)
+}
+
+// Components reads the content of resources of an installation's
+// components: a helm chart given as a component resource, say.
+type Components interface {
+	// Resource returns a resource's content and media type; an empty
+	// component name means the item's own component.
+	Resource(component, version, resource string) (data []byte, mediaType string, err error)
 }
 
 // TargetUser is implemented by deployers that act on a target. An item of

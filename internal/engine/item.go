@@ -86,7 +86,7 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 	req := deployer.Request{
 		Operation: op, Execution: j.exec, Item: name, JobID: j.id,
 		Config: spec.Config, Target: spec.Target, State: state,
-		ComponentDescriptor: spec.ComponentDescriptor, Content: spec.Content,
+		ComponentDescriptor: spec.ComponentDescriptor, Content: spec.Content, Components: spec.Components,
 		Log: func(msg string) { j.emit(Event{Item: name, Output: msg}) },
 	}
 	backoff := j.e.Backoff.Initial

@@ -231,6 +231,9 @@ func (n *node) Render(_ context.Context, in installation.Input) (*installation.R
 		if err := core.ValidName(name); err != nil {
 			return nil, fmt.Errorf("deploy item: %w", err)
 		}
+		if n.comp != nil {
+			spec.Components = componentReader{set: n.l.set, comp: n.comp}
+		}
 		if spec.Type == exec.Type {
 			// The rest of Landscaper's container contract, for the one
 			// deployer that has it: COMPONENT_DESCRIPTOR_PATH and
@@ -523,4 +526,22 @@ func decodeTemplate(raw any) (*blueprint.InstallationTemplate, error) {
 		return nil, errors.New("a rendered installation template has no name")
 	}
 	return &it, nil
+}
+
+// componentReader gives deployers the content of the component set's
+// resources, by default of the node's own component.
+type componentReader struct {
+	set  *component.Set
+	comp *component.Component
+}
+
+func (r componentReader) Resource(name, version, resource string) ([]byte, string, error) {
+	if name == "" {
+		name, version = r.comp.Spec.Name, r.comp.Spec.Version
+	}
+	blob, err := r.set.ResourceContent(name, version, resource)
+	if err != nil {
+		return nil, "", err
+	}
+	return blob.Data, blob.MediaType, nil
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 )
 
 // ResourceRef names a chart that is a resource of a component: Key is
@@ -46,7 +47,7 @@ const maxChartSize = 64 << 20
 // loadChart fetches and loads the chart a config names. Sources that cannot
 // work without a change of config fail terminally; network and server
 // errors are transient, since a registry may come back.
-func (d *Deployer) loadChart(ctx context.Context, ch *Chart) (*chart.Chart, error) {
+func (d *Deployer) loadChart(ctx context.Context, ch *Chart, comps deployer.Components) (*chart.Chart, error) {
 	switch {
 	case ch.Archive != nil && ch.Archive.Raw != "":
 		data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(ch.Archive.Raw))
@@ -61,10 +62,14 @@ func (d *Deployer) loadChart(ctx context.Context, ch *Chart) (*chart.Chart, erro
 	case ch.HelmChartRepo != nil:
 		return d.loadFromRepo(ctx, ch.HelmChartRepo)
 	case len(ch.FromResource) > 0 || ch.ResourceRef != "":
-		if d.opts.Resources == nil {
+		resources := d.opts.Resources
+		if resources == nil && comps != nil {
+			resources = componentResources{comps}
+		}
+		if resources == nil {
 			return nil, core.ConfigurationProblem("the chart is a component's resource, but this deploy item has no component to take it from")
 		}
-		data, _, err := d.opts.Resources.Resource(ctx, ResourceRef{Key: ch.ResourceRef, FromResource: ch.FromResource})
+		data, _, err := resources.Resource(ctx, ResourceRef{Key: ch.ResourceRef, FromResource: ch.FromResource})
 		if err != nil {
 			return nil, err
 		}
@@ -259,4 +264,49 @@ func isLoopback(ref string) bool {
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
 	return ip != nil && ip.IsLoopback()
+}
+
+// componentResources resolves chart references against the components of
+// the installation an item was rendered in, the way Landscaper's helm
+// deployer reads them: resourceRef is the key getResourceKey made (base64
+// YAML of the resource's global identity), fromResource names a resource
+// of the item's component or of the component it references.
+type componentResources struct{ comps deployer.Components }
+
+func (c componentResources) Resource(_ context.Context, ref ResourceRef) ([]byte, string, error) {
+	var component, version, resource string
+	if ref.Key != "" {
+		raw, err := base64.StdEncoding.DecodeString(ref.Key)
+		if err != nil {
+			return nil, "", core.ConfigurationProblem("chart.resourceRef is not a resource key: %v", err)
+		}
+		var key struct {
+			Component struct{ Name, Version string } `json:"component"`
+			Resource  struct{ Name string }          `json:"resource"`
+		}
+		if err := yaml.Unmarshal(raw, &key); err != nil || key.Resource.Name == "" {
+			return nil, "", core.ConfigurationProblem("chart.resourceRef is not a resource key")
+		}
+		component, version, resource = key.Component.Name, key.Component.Version, key.Resource.Name
+	} else {
+		var fr struct {
+			Ref *struct {
+				ComponentName string `json:"componentName"`
+				Version       string `json:"version"`
+			} `json:"ref"`
+			ResourceName string `json:"resourceName"`
+		}
+		if err := json.Unmarshal(ref.FromResource, &fr); err != nil || fr.ResourceName == "" {
+			return nil, "", core.ConfigurationProblem("chart.fromResource needs a resourceName")
+		}
+		if fr.Ref != nil {
+			component, version = fr.Ref.ComponentName, fr.Ref.Version
+		}
+		resource = fr.ResourceName
+	}
+	data, mediaType, err := c.comps.Resource(component, version, resource)
+	if err != nil {
+		return nil, "", core.ConfigurationProblem("the chart resource: %v", err)
+	}
+	return data, mediaType, nil
 }

@@ -59,7 +59,7 @@ func TestLoadChartSources(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ch, err := d.loadChart(t.Context(), &c.chart)
+			ch, err := d.loadChart(t.Context(), &c.chart, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestLoadChartErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := d.loadChart(t.Context(), &c.chart)
+			_, err := d.loadChart(t.Context(), &c.chart, nil)
 			var ce *core.Error
 			if !errors.As(err, &ce) {
 				t.Fatalf("want *core.Error, got %v", err)

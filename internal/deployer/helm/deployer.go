@@ -250,7 +250,7 @@ func (d *Deployer) log(req deployer.Request, msg string) {
 func (d *Deployer) apply(ctx context.Context, req deployer.Request, c *Config, cfg *rest.Config, prev state) (state, error) {
 	st := prev
 	st.Hash, st.Pending = runHash(req), true
-	ch, err := d.loadChart(ctx, &c.Chart)
+	ch, err := d.loadChart(ctx, &c.Chart, req.Components)
 	if err != nil {
 		return prev, err
 	}
