@@ -358,6 +358,7 @@ func TestAccExecution_planTimeErrors(t *testing.T) {
 		{"item name too long", map[string]string{strings.Repeat("x", 64): ok}, `Invalid deploy item name`},
 		{"exec command", map[string]string{"a": `{ type = "exec", config = jsonencode({ env = { A = "b" } }) }`}, `command`},
 		{"exec field type", map[string]string{"a": `{ type = "exec", config = jsonencode({ command = "true" }) }`}, `cannot unmarshal`},
+		{"no target for a cluster deployer", map[string]string{"a": `{ type = "kubernetes-manifest", config = jsonencode({ manifests = [] }) }`}, `acts on a target of type`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
