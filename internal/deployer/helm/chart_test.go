@@ -13,6 +13,7 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
 )
 
 type fakeResolver struct {
@@ -219,7 +220,7 @@ func TestIsLoopback(t *testing.T) {
 func TestMergeMaps(t *testing.T) {
 	a := map[string]any{"x": map[string]any{"a": 1, "b": 1}, "y": 1}
 	b := map[string]any{"x": map[string]any{"b": 2}, "z": 3}
-	got := mergeMaps(a, b)
+	got := kube.MergeMaps(a, b)
 	want := map[string]any{"x": map[string]any{"a": 1, "b": 2}, "y": 1, "z": 3}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%v", got)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
@@ -364,7 +365,7 @@ func (d *Deployer) exports(ctx context.Context, c *Config, cfg *rest.Config, st 
 	if err != nil || pending != "" {
 		return nil, pending, err
 	}
-	return mergeMaps(out, vals), "", nil
+	return kube.MergeMaps(out, vals), "", nil
 }
 
 // Delete uninstalls the release, or deletes the applied objects in their

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
 )
 
 // userValues decodes the config's values; no values are an empty map.
@@ -148,7 +149,7 @@ func valueExports(exports []Export, rv chartutil.Values) (map[string]any, error)
 		if err != nil {
 			return nil, core.ConfigurationProblem("export %q: %v", e.Key, err)
 		}
-		out = mergeMaps(out, nested)
+		out = kube.MergeMaps(out, nested)
 	}
 	return out, nil
 }
@@ -204,22 +205,4 @@ func constructPath(key string, value any) (map[string]any, error) {
 	}
 	m, _ := v.(map[string]any)
 	return m, nil
-}
-
-// mergeMaps merges b into a deeply; b wins where both hold a non-map.
-func mergeMaps(a, b map[string]any) map[string]any {
-	out := make(map[string]any, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		am, aok := out[k].(map[string]any)
-		bm, bok := v.(map[string]any)
-		if aok && bok {
-			out[k] = mergeMaps(am, bm)
-			continue
-		}
-		out[k] = v
-	}
-	return out
 }
