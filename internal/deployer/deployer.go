@@ -45,6 +45,28 @@ type Request struct {
 	// Log receives free-form diagnostic lines (for example a process's output).
 	// It may be nil.
 	Log func(msg string)
+	// Resources serves the resources of the component the item was
+	// rendered from (an installation's component), or is nil when there is
+	// none. It is not part of the item's spec: the engine hands it down
+	// from the run.
+	Resources ResourceResolver
+}
+
+// ResourceRef names a resource of a component: either by Key, a key made
+// by the getResourceKey function of a blueprint's templates (Landscaper's
+// resourceRef), or by Name in the component ComponentName at Version
+// (both empty: the item's own component).
+type ResourceRef struct {
+	Key           string
+	ComponentName string
+	Version       string
+	Name          string
+}
+
+// ResourceResolver fetches the content of a component's resource. Errors
+// for references that cannot be resolved are configuration problems.
+type ResourceResolver interface {
+	Resource(ctx context.Context, ref ResourceRef) (data []byte, mediaType string, err error)
 }
 
 // Result is what a successful (or partially successful) run reports.

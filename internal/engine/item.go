@@ -76,7 +76,8 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 	req := deployer.Request{
 		Operation: op, Execution: j.exec, Item: name, JobID: j.id,
 		Config: spec.Config, Target: spec.Target, State: state,
-		Log: func(msg string) { j.emit(Event{Item: name, Output: msg}) },
+		Log:       func(msg string) { j.emit(Event{Item: name, Output: msg}) },
+		Resources: j.res,
 	}
 	backoff := j.e.Backoff.Initial
 	var last *core.Error

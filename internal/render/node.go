@@ -100,6 +100,31 @@ func (r resolver) ResourceContent(comp, res map[string]any) ([]byte, string, err
 	return blob.Data, blob.MediaType, nil
 }
 
+// itemResources serves the node's component resources to its deploy
+// items: by a getResourceKey key, or by name in a component of the set
+// (the node's own when none is named).
+type itemResources struct {
+	set  *component.Set
+	comp *component.Component
+}
+
+func (r itemResources) Resource(_ context.Context, ref deployer.ResourceRef) ([]byte, string, error) {
+	name, version, res := ref.ComponentName, ref.Version, ref.Name
+	if ref.Key != "" {
+		var err error
+		if name, version, res, err = template.ParseResourceKey(ref.Key); err != nil {
+			return nil, "", err
+		}
+	} else if name == "" {
+		name, version = r.comp.Spec.Name, r.comp.Spec.Version
+	}
+	blob, err := r.set.ResourceContent(name, version, res)
+	if err != nil {
+		return nil, "", err
+	}
+	return blob.Data, blob.MediaType, nil
+}
+
 // importValues validates the imports and returns what templates see as
 // .imports: data (with defaults) and targets as Landscaper Target objects.
 func (n *node) importValues(in installation.Input) (map[string]any, error) {
@@ -185,6 +210,9 @@ func (n *node) Render(_ context.Context, in installation.Input) (*installation.R
 	}
 	def := &n.bp.Definition
 	out := &installation.Rendered{Items: map[string]engine.ItemSpec{}, State: map[string][]byte{}}
+	if n.comp != nil {
+		out.Resources = itemResources{set: n.l.set, comp: n.comp}
+	}
 	keep := func(st map[string][]byte) { maps.Copy(out.State, st) }
 
 	// Import executions add bindings to .imports, in order; the first

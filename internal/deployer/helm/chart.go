@@ -1,10 +1,11 @@
 package helm
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -22,22 +24,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 )
-
-// ResourceRef names a chart that is a resource of a component: Key is
-// Landscaper's chart.resourceRef (an opaque key made by the templating of
-// an installation), FromResource is the raw chart.fromResource object.
-// Exactly one is set.
-type ResourceRef struct {
-	Key          string
-	FromResource json.RawMessage
-}
-
-// ResourceResolver fetches a component's resource. The chart is taken from
-// the returned bytes: a chart archive (.tgz), whatever the media type says.
-type ResourceResolver interface {
-	Resource(ctx context.Context, ref ResourceRef) (data []byte, mediaType string, err error)
-}
 
 // maxChartSize bounds what is read from a remote chart source, so a wrong
 // URL cannot fill the memory.
@@ -46,7 +34,7 @@ const maxChartSize = 64 << 20
 // loadChart fetches and loads the chart a config names. Sources that cannot
 // work without a change of config fail terminally; network and server
 // errors are transient, since a registry may come back.
-func (d *Deployer) loadChart(ctx context.Context, ch *Chart) (*chart.Chart, error) {
+func (d *Deployer) loadChart(ctx context.Context, ch *Chart, resources deployer.ResourceResolver) (*chart.Chart, error) {
 	switch {
 	case ch.Archive != nil && ch.Archive.Raw != "":
 		data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(ch.Archive.Raw))
@@ -60,17 +48,73 @@ func (d *Deployer) loadChart(ctx context.Context, ch *Chart) (*chart.Chart, erro
 		return d.loadOCI(ctx, ch.Ref)
 	case ch.HelmChartRepo != nil:
 		return d.loadFromRepo(ctx, ch.HelmChartRepo)
-	case len(ch.FromResource) > 0 || ch.ResourceRef != "":
-		if d.opts.Resources == nil {
+	case ch.FromResource != nil || ch.ResourceRef != "":
+		if resources == nil {
 			return nil, core.ConfigurationProblem("the chart is a component's resource, but this deploy item has no component to take it from")
 		}
-		data, _, err := d.opts.Resources.Resource(ctx, ResourceRef{Key: ch.ResourceRef, FromResource: ch.FromResource})
-		if err != nil {
-			return nil, err
+		ref := deployer.ResourceRef{Key: ch.ResourceRef}
+		from := "chart.resourceRef"
+		if fr := ch.FromResource; fr != nil {
+			ref = deployer.ResourceRef{Name: fr.ResourceName}
+			if fr.Ref != nil {
+				ref.ComponentName, ref.Version = fr.Ref.ComponentName, fr.Ref.Version
+			}
+			from = fmt.Sprintf("resource %q", fr.ResourceName)
 		}
-		return loadArchive(data, "the component resource")
+		data, _, err := resources.Resource(ctx, ref)
+		if err != nil {
+			return nil, asConfigProblem(fmt.Errorf("unable to get the chart from %s: %w", from, err))
+		}
+		return loadResourceArchive(data, from)
 	}
 	return nil, core.ConfigurationProblem("no chart was provided")
+}
+
+// loadResourceArchive loads a chart that is a component's resource: a
+// chart archive, or the tar (compressed or not) of a chart directory that
+// a component constructor's dir input makes, which has the chart's files
+// at its top level instead of in a directory named after the chart.
+func loadResourceArchive(data []byte, from string) (*chart.Chart, error) {
+	var r io.Reader = bytes.NewReader(data)
+	if len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, core.ConfigurationProblem("unable to load chart from %s: %v", from, err)
+		}
+		r = zr
+	}
+	var files []*loader.BufferedFile
+	topLevel := false
+	tr := tar.NewReader(io.LimitReader(r, maxChartSize))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, core.ConfigurationProblem("unable to load chart from %s: not a chart archive: %v", from, err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		name := strings.TrimPrefix(path.Clean(strings.TrimPrefix(h.Name, "./")), "/")
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, core.ConfigurationProblem("unable to load chart from %s: %v", from, err)
+		}
+		if name == "Chart.yaml" {
+			topLevel = true
+		}
+		files = append(files, &loader.BufferedFile{Name: name, Data: b})
+	}
+	if !topLevel {
+		return loadArchive(data, from)
+	}
+	c, err := loader.LoadFiles(files)
+	if err != nil {
+		return nil, core.ConfigurationProblem("unable to load chart from %s: %v", from, err)
+	}
+	return c, nil
 }
 
 func loadArchive(data []byte, from string) (*chart.Chart, error) {
@@ -92,21 +136,21 @@ func (d *Deployer) loadRemoteArchive(ctx context.Context, raw string) (*chart.Ch
 		}
 		return loadArchive(data, redact(raw))
 	}
-	path := raw
+	p := raw
 	if err == nil && u.Scheme == "file" {
-		path = u.Path
+		p = u.Path
 	} else if err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
 		return nil, core.ConfigurationProblem("chart.archive.remote.url: unsupported scheme %q (http, https, file or a path)", u.Scheme)
 	}
-	if !filepath.IsAbs(path) && d.opts.WorkingDir != "" {
-		path = filepath.Join(d.opts.WorkingDir, path)
+	if !filepath.IsAbs(p) && d.opts.WorkingDir != "" {
+		p = filepath.Join(d.opts.WorkingDir, p)
 	}
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(p); err != nil {
 		return nil, core.ConfigurationProblem("chart.archive.remote.url: %v", err)
 	}
-	c, err := loader.Load(path)
+	c, err := loader.Load(p)
 	if err != nil {
-		return nil, core.ConfigurationProblem("unable to load chart from %s: %v", path, err)
+		return nil, core.ConfigurationProblem("unable to load chart from %s: %v", p, err)
 	}
 	return c, nil
 }
