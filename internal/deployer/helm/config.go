@@ -34,11 +34,11 @@ type Config struct {
 
 	UpdateStrategy  string                           `json:"updateStrategy,omitempty"`
 	ReadinessChecks kube.ReadinessCheckConfiguration `json:"readinessChecks,omitempty"`
-	Chart           Chart           `json:"chart"`
-	Name            string          `json:"name"`
-	Namespace       string          `json:"namespace"`
-	CreateNamespace bool            `json:"createNamespace,omitempty"`
-	Values          json.RawMessage `json:"values,omitempty"`
+	Chart           Chart                            `json:"chart"`
+	Name            string                           `json:"name"`
+	Namespace       string                           `json:"namespace"`
+	CreateNamespace bool                             `json:"createNamespace,omitempty"`
+	Values          json.RawMessage                  `json:"values,omitempty"`
 
 	// ExportsFromManifests is Landscaper's deprecated list of exports; it
 	// is appended to Exports.Exports as Landscaper does.
@@ -60,11 +60,11 @@ type Config struct {
 // Landscaper's order of precedence (archive, ref, helmChartRepo,
 // fromResource, resourceRef).
 type Chart struct {
-	Ref           string          `json:"ref,omitempty"`
-	FromResource  *ChartResource  `json:"fromResource,omitempty"`
-	Archive       *Archive        `json:"archive,omitempty"`
-	HelmChartRepo *HelmChartRepo  `json:"helmChartRepo,omitempty"`
-	ResourceRef   string          `json:"resourceRef,omitempty"`
+	Ref           string         `json:"ref,omitempty"`
+	FromResource  *ChartResource `json:"fromResource,omitempty"`
+	Archive       *Archive       `json:"archive,omitempty"`
+	HelmChartRepo *HelmChartRepo `json:"helmChartRepo,omitempty"`
+	ResourceRef   string         `json:"resourceRef,omitempty"`
 }
 
 // ChartResource is Landscaper's chart.fromResource: a resource, by name,
