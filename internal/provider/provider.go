@@ -136,6 +136,9 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	if !cfg.MaxParallelism.IsNull() && !cfg.MaxParallelism.IsUnknown() {
 		limit = int(cfg.MaxParallelism.ValueInt64())
 	}
+	// client-go and helm log globally: their lines go to this provider's
+	// log, at DEBUG, from now on.
+	target.SetLogger(newTFLogLogger(ctx))
 	p.engine.Store(engine.New(p.deployers, limit))
 }
 

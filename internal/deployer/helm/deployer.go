@@ -38,7 +38,8 @@ const DefaultPollInterval = 2 * time.Second
 
 // Options configure the deployer.
 type Options struct {
-	// Logger receives helm's own output at DEBUG. Default: discarded.
+	// Logger receives helm's own output at DEBUG. Default: the logger of
+	// internal/target (target.SetLogger), where client-go logs too.
 	Logger hclog.Logger
 	// HTTPClient fetches charts from URLs, repositories and registries.
 	HTTPClient *http.Client
@@ -80,9 +81,6 @@ var (
 
 // New returns a helm deployer.
 func New(opts Options) *Deployer {
-	if opts.Logger == nil {
-		opts.Logger = hclog.NewNullLogger()
-	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
 // restGetter gives helm a cluster from a rest.Config instead of a
@@ -83,7 +84,11 @@ func (d *Deployer) actionConfig(cfg *rest.Config, namespace, name string) (*acti
 	if err != nil {
 		return nil, err
 	}
-	logf := helmLog(d.opts.Logger, name)
+	l := d.opts.Logger
+	if l == nil {
+		l = target.Logger()
+	}
+	logf := helmLog(l, name)
 	kc := helmkube.New(getter)
 	kc.Log = logf
 	kc.Namespace = namespace
