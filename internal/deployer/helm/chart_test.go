@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
@@ -231,8 +233,8 @@ func TestRenderAndValues(t *testing.T) {
 	if want := []string{"ConfigMap/rel-config", "Secret/rel-secret"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("objects %v, want %v", names, want)
 	}
-	data, _, _ := unstructuredString(objs[0].Object, "data", "color")
-	msg, _, _ := unstructuredString(objs[0].Object, "data", "message")
+	data, _, _ := unstructured.NestedString(objs[0].Object, "data", "color")
+	msg, _, _ := unstructured.NestedString(objs[0].Object, "data", "message")
 	if data != "blue" || msg != "hi" {
 		t.Fatalf("values not merged over chart defaults: color=%q message=%q", data, msg)
 	}
@@ -261,19 +263,6 @@ func TestRenderAndValues(t *testing.T) {
 	if _, err := valueExports([]kube.Export{{Key: "x", JSONPath: ".Values.absent"}}, rv); err == nil {
 		t.Fatal("a missing value must fail the export")
 	}
-}
-
-func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
-	var cur any = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return "", false, nil
-		}
-		cur = m[p]
-	}
-	s, ok := cur.(string)
-	return s, ok, nil
 }
 
 func TestIsLoopback(t *testing.T) {
