@@ -52,12 +52,31 @@ type Request struct {
 	ComponentDescriptor json.RawMessage
 	// Content holds the blueprint's files, or nil outside an installation.
 	Content fs.FS
-	// Components reads resources of the component set the item was
-	// rendered with, or is nil outside an installation with a component.
-	Components Components
 	// Log receives free-form diagnostic lines (for example a process's output).
 	// It may be nil.
 	Log func(msg string)
+	// Resources serves the resources of the component the item was
+	// rendered from (an installation's component), or is nil when there is
+	// none. It is not part of the item's spec: the engine hands it down
+	// from the run.
+	Resources ResourceResolver
+}
+
+// ResourceRef names a resource of a component: either by Key, a key made
+// by the getResourceKey function of a blueprint's templates (Landscaper's
+// resourceRef), or by Name in the component ComponentName at Version
+// (both empty: the item's own component).
+type ResourceRef struct {
+	Key           string
+	ComponentName string
+	Version       string
+	Name          string
+}
+
+// ResourceResolver fetches the content of a component's resource. Errors
+// for references that cannot be resolved are configuration problems.
+type ResourceResolver interface {
+	Resource(ctx context.Context, ref ResourceRef) (data []byte, mediaType string, err error)
 }
 
 // Result is what a successful (or partially successful) run reports.
@@ -85,14 +104,6 @@ type Deployer interface {
 	Reconcile(ctx context.Context, req Request) (Result, error)
 	// Delete removes whatever Reconcile created.
 	Delete(ctx context.Context, req Request) (Result, error)
-}
-
-// Components reads the content of resources of an installation's
-// components: a helm chart given as a component resource, say.
-type Components interface {
-	// Resource returns a resource's content and media type; an empty
-	// component name means the item's own component.
-	Resource(component, version, resource string) (data []byte, mediaType string, err error)
 }
 
 // TargetUser is implemented by deployers that act on a target. An item of

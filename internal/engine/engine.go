@@ -78,6 +78,9 @@ type Run struct {
 	// retries), so it must be safe for concurrent use and must not block
 	// for long.
 	Observe func(Event)
+	// Resources is handed to every deploy item's deployer (see
+	// deployer.Request.Resources); nil when the items have no component.
+	Resources deployer.ResourceResolver
 }
 
 // Apply brings an execution to ex. It asks PlanJob what a job would do;
@@ -130,6 +133,7 @@ type job struct {
 	exec    string
 	id      string
 	observe func(Event)
+	res     deployer.ResourceResolver
 	start   time.Time
 	st      *Status
 	// trigger is the ReconcileTrigger the job runs for.
@@ -142,7 +146,7 @@ func (e *Engine) newJob(name string, run Run, st *Status) *job {
 		id = uuid.NewString()
 	}
 	st.JobID, st.LastError = id, nil
-	return &job{e: e, exec: name, id: id, observe: run.Observe, start: e.Clock.Now(), st: st}
+	return &job{e: e, exec: name, id: id, observe: run.Observe, res: run.Resources, start: e.Clock.Now(), st: st}
 }
 
 func (j *job) emit(ev Event) {

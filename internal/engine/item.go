@@ -86,8 +86,9 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 	req := deployer.Request{
 		Operation: op, Execution: j.exec, Item: name, JobID: j.id,
 		Config: spec.Config, Target: spec.Target, State: state,
-		ComponentDescriptor: spec.ComponentDescriptor, Content: spec.Content, Components: spec.Components,
-		Log: func(msg string) { j.emit(Event{Item: name, Output: msg}) },
+		ComponentDescriptor: spec.ComponentDescriptor, Content: spec.Content,
+		Log:       func(msg string) { j.emit(Event{Item: name, Output: msg}) },
+		Resources: j.res,
 	}
 	backoff := j.e.Backoff.Initial
 	for attempt := 1; ; attempt++ {

@@ -40,9 +40,6 @@ type ItemSpec struct {
 	// stored: it is the blueprint's files, given anew by every caller.
 	ComponentDescriptor json.RawMessage `json:"componentDescriptor,omitempty"`
 	Content             fs.FS           `json:"-"`
-	// Components reads resources of the installation's components; like
-	// Content it is neither stored nor hashed.
-	Components deployer.Components `json:"-"`
 }
 
 // Hash identifies what the item does. Type, config and target count:

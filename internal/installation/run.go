@@ -153,7 +153,7 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	go func() {
 		defer wg.Done()
 		ex := engine.Execution{Name: r.executionName(path), Items: rendered.Items, ReconcileTrigger: r.ReconcileTrigger}
-		st.Execution = r.Engine.Apply(ctx, ex, st.Execution, engine.Run{JobID: jobID, Observe: func(ev engine.Event) {
+		st.Execution = r.Engine.Apply(ctx, ex, st.Execution, engine.Run{JobID: jobID, Resources: rendered.Resources, Observe: func(ev engine.Event) {
 			r.emit(Event{Path: path, JobID: jobID, Item: &ev})
 		}})
 	}()

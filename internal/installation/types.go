@@ -73,6 +73,9 @@ type Rendered struct {
 	// Warnings are plan-time warnings (deployer config fields nobody
 	// knows, say); they do not stop anything.
 	Warnings []string
+	// Resources serves the node's component resources to its deploy
+	// items (a helm chart given as resourceRef), or is nil.
+	Resources deployer.ResourceResolver
 }
 
 // Sub is a sub-installation as its parent's blueprint declares it: which

@@ -5,19 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
-	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
 // Log subsystems: the engine's phase transitions, and deployer output.
@@ -223,26 +220,3 @@ func (l *jobLogger) observeInstallation(ev installation.Event) {
 	fields["phase"] = string(ev.Phase)
 	tflog.SubsystemInfo(l.ctx, subsystemEngine, fmt.Sprintf("installation %s: %s after %s", name, ev.Phase, round(ev.Elapsed))+errorSuffix(ev.Err), fields)
 }
-
-// libraryLogger is where libraries with loggers of their own (client-go's
-// klog, helm's action log) write: hclog in JSON on stderr, the stream
-// Terraform reads provider logs from, at the level TF_LOG_PROVIDER (or
-// TF_LOG) asks for. Those libraries log nothing of ours at INFO; the
-// routing in internal/target keeps request bodies and headers out.
-var libraryLogger = sync.OnceValue(func() hclog.Logger {
-	level := hclog.LevelFromString(os.Getenv("TF_LOG_PROVIDER"))
-	if level == hclog.NoLevel {
-		level = hclog.LevelFromString(os.Getenv("TF_LOG"))
-	}
-	if level == hclog.NoLevel {
-		level = hclog.Off
-	}
-	l := hclog.New(&hclog.LoggerOptions{
-		Name:       "landscaper.libraries",
-		Level:      level,
-		Output:     os.Stderr,
-		JSONFormat: true,
-	})
-	target.SetLogger(l.Named("client-go"))
-	return l
-})

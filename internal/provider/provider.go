@@ -95,8 +95,7 @@ func Deployers() *deployer.Registry {
 	reg.Register(mock.New(), "landscaper.gardener.cloud/mock", "mock")
 	wd, _ := os.Getwd()
 	reg.Register(exec.New(exec.Options{DefaultWorkingDir: wd}), "exec")
-	reg.Register(helm.New(helm.Options{WorkingDir: wd, Kube: &helm.Machinery{}, RESTConfig: helm.SharedRESTConfig,
-		Logger: libraryLogger().Named("helm")}), helm.Type, helm.Alias)
+	reg.Register(helm.New(helm.Options{WorkingDir: wd}), helm.Type, helm.Alias)
 	reg.Register(manifest.New(), manifest.Type, manifest.Alias)
 	reg.RegisterTargetType(target.KubernetesClusterType, target.CheckKubernetesCluster)
 	return reg
@@ -137,6 +136,9 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	if !cfg.MaxParallelism.IsNull() && !cfg.MaxParallelism.IsUnknown() {
 		limit = int(cfg.MaxParallelism.ValueInt64())
 	}
+	// client-go and helm log globally: their lines go to this provider's
+	// log, at DEBUG, from now on.
+	target.SetLogger(newTFLogLogger(ctx))
 	p.engine.Store(engine.New(p.deployers, limit))
 }
 

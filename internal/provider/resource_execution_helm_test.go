@@ -4,9 +4,11 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
 )
 
@@ -160,6 +163,109 @@ resource "landscaper_execution" "app" {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("local").AtMapKey("message"), knownvalue.StringExact("two")),
 				},
+			},
+		},
+	})
+}
+
+// helmDeployment: false through Terraform: the chart is rendered and its
+// objects applied as the manifest deployer applies them, listed in the
+// provider status; an upgrade that drops a template deletes its object;
+// destroy deletes the objects but keeps the created namespace.
+func TestAccExecution_helmManifestMode(t *testing.T) {
+	kubeconfig, cs := helmCluster(t)
+	chartDir := helmtest.Dir(t, helmtest.Workload)
+	const ns = "acc-helm-manifest"
+
+	config := func(extra bool) string {
+		return fmt.Sprintf(`
+resource "landscaper_execution" "app" {
+  name = "helm-manifest-acc"
+  targets = {
+    cluster = {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = file(%[1]q) })
+    }
+  }
+  deploy_items = {
+    web = {
+      type   = "landscaper.gardener.cloud/helm"
+      target = "cluster"
+      config = yamlencode({
+        apiVersion      = "helm.deployer.landscaper.gardener.cloud/v1alpha1"
+        kind            = "ProviderConfiguration"
+        name            = "web"
+        namespace       = %[3]q
+        createNamespace = true
+        helmDeployment  = false
+        chart           = { archive = { remote = { url = %[2]q } } }
+        values          = { message = "hi", extra = %[4]v }
+        exports = { exports = [
+          { key = "message", jsonPath = ".data.message",
+            fromResource = { apiVersion = "v1", kind = "ConfigMap", name = "web-config", namespace = %[3]q } },
+        ] }
+      })
+    }
+  }
+}
+`, kubeconfig, chartDir, ns, extra)
+	}
+	app := "landscaper_execution.app"
+	exists := func(name string, want bool) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			_, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+			switch {
+			case err == nil && !want:
+				return fmt.Errorf("configmap %s exists", name)
+			case apierrors.IsNotFound(err) && want:
+				return fmt.Errorf("configmap %s does not exist", name)
+			case err != nil && !apierrors.IsNotFound(err):
+				return err
+			}
+			return nil
+		}
+	}
+	managed := func(want ...string) resource.TestCheckFunc {
+		return resource.TestCheckResourceAttrWith(app, "status.deploy_items.web.provider_status", func(v string) error {
+			var ps helm.ProviderStatus
+			if err := json.Unmarshal([]byte(v), &ps); err != nil {
+				return err
+			}
+			var got []string
+			for _, mr := range ps.ManagedResources {
+				got = append(got, mr.Resource.Kind+"/"+mr.Resource.Name)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) || ps.Release != nil {
+				return fmt.Errorf("provider status %s, want managed %v and no release", v, want)
+			}
+			return nil
+		})
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			if err := exists("web-config", false)(nil); err != nil {
+				return err
+			}
+			if _, err := cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); err != nil {
+				return fmt.Errorf("the created namespace has policy keep: %v", err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: config(true),
+				Check: resource.ComposeTestCheckFunc(exists("web-config", true), exists("web-extra", true),
+					managed("ConfigMap/web-config", "ConfigMap/web-extra", "Namespace/"+ns, "Secret/web-secret")),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("exports").AtMapKey("web").AtMapKey("message"), knownvalue.StringExact("hi")),
+				},
+			},
+			{
+				Config: config(false),
+				Check: resource.ComposeTestCheckFunc(exists("web-config", true), exists("web-extra", false),
+					managed("ConfigMap/web-config", "Namespace/"+ns, "Secret/web-secret")),
 			},
 		},
 	})

@@ -102,6 +102,31 @@ func (r resolver) ResourceContent(comp, res map[string]any) ([]byte, string, err
 	return blob.Data, blob.MediaType, nil
 }
 
+// itemResources serves the node's component resources to its deploy
+// items: by a getResourceKey key, or by name in a component of the set
+// (the node's own when none is named).
+type itemResources struct {
+	set  *component.Set
+	comp *component.Component
+}
+
+func (r itemResources) Resource(_ context.Context, ref deployer.ResourceRef) ([]byte, string, error) {
+	name, version, res := ref.ComponentName, ref.Version, ref.Name
+	if ref.Key != "" {
+		var err error
+		if name, version, res, err = template.ParseResourceKey(ref.Key); err != nil {
+			return nil, "", err
+		}
+	} else if name == "" {
+		name, version = r.comp.Spec.Name, r.comp.Spec.Version
+	}
+	blob, err := r.set.ResourceContent(name, version, res)
+	if err != nil {
+		return nil, "", err
+	}
+	return blob.Data, blob.MediaType, nil
+}
+
 // importValues validates the imports and returns what templates see as
 // .imports: data (with defaults) and targets as Landscaper Target objects.
 func (n *node) importValues(in installation.Input) (map[string]any, error) {
@@ -208,6 +233,9 @@ func (n *node) Render(_ context.Context, in installation.Input) (*installation.R
 	}
 	def := &n.bp.Definition
 	out := &installation.Rendered{Items: map[string]engine.ItemSpec{}, State: map[string][]byte{}}
+	if n.comp != nil {
+		out.Resources = itemResources{set: n.l.set, comp: n.comp}
+	}
 	keep := func(st map[string][]byte) { maps.Copy(out.State, st) }
 
 	var specs []map[string]any
@@ -230,9 +258,6 @@ func (n *node) Render(_ context.Context, in installation.Input) (*installation.R
 		}
 		if err := core.ValidName(name); err != nil {
 			return nil, fmt.Errorf("deploy item: %w", err)
-		}
-		if n.comp != nil {
-			spec.Components = componentReader{set: n.l.set, comp: n.comp}
 		}
 		if spec.Type == exec.Type {
 			// The rest of Landscaper's container contract, for the one
@@ -526,22 +551,4 @@ func decodeTemplate(raw any) (*blueprint.InstallationTemplate, error) {
 		return nil, errors.New("a rendered installation template has no name")
 	}
 	return &it, nil
-}
-
-// componentReader gives deployers the content of the component set's
-// resources, by default of the node's own component.
-type componentReader struct {
-	set  *component.Set
-	comp *component.Component
-}
-
-func (r componentReader) Resource(name, version, resource string) ([]byte, string, error) {
-	if name == "" {
-		name, version = r.comp.Spec.Name, r.comp.Spec.Version
-	}
-	blob, err := r.set.ResourceContent(name, version, resource)
-	if err != nil {
-		return nil, "", err
-	}
-	return blob.Data, blob.MediaType, nil
 }

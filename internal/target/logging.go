@@ -2,7 +2,9 @@ package target
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -41,12 +43,21 @@ func SetLogger(l hclog.Logger) {
 
 func currentLogger() hclog.Logger { return *logger.Load() }
 
+// Logger returns the logger SetLogger set last, for other libraries that
+// talk to clusters (helm) to log where client-go does.
+func Logger() hclog.Logger { return currentLogger() }
+
 // routeKlog points klog, which client-go logs through, at the current
 // logger. klog is process-global, so this happens once; the sink looks the
 // logger up on each message, so a later SetLogger still takes effect.
 func routeKlog() {
 	klogSetup.Do(func() {
 		klog.SetLogger(logr.New(&klogSink{}))
+		// klog drops V(n) lines above its own -v before the sink sees
+		// them; let through what the sink passes on.
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		_ = fs.Set("v", strconv.Itoa(maxKlogVerbosity))
 	})
 }
 

@@ -372,6 +372,29 @@ func (c *componentFuncs) resourceKey(ref string) (string, error) {
 	return base64.StdEncoding.EncodeToString(data), nil
 }
 
+// ParseResourceKey reads a key made by getResourceKey back into the
+// component (name and version) and the resource's name it identifies.
+func ParseResourceKey(key string) (componentName, version, resourceName string, err error) {
+	data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(key))
+	if err != nil {
+		return "", "", "", errors.New("the resource key is not base64")
+	}
+	var global struct {
+		Component struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"component"`
+		Resource map[string]string `json:"resource"`
+	}
+	if err := yaml.Unmarshal(data, &global); err != nil {
+		return "", "", "", errors.New("the resource key is not a global resource identity")
+	}
+	if global.Component.Name == "" || global.Resource["name"] == "" {
+		return "", "", "", errors.New("the resource key names no component or no resource")
+	}
+	return global.Component.Name, global.Component.Version, global.Resource["name"], nil
+}
+
 const mediaTypeOctet = "application/octet-stream"
 
 // resourceContent fetches a referenced resource through the resolver; binary

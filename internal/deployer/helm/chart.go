@@ -1,10 +1,11 @@
 package helm
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -25,21 +27,6 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 )
 
-// ResourceRef names a chart that is a resource of a component: Key is
-// Landscaper's chart.resourceRef (an opaque key made by the templating of
-// an installation), FromResource is the raw chart.fromResource object.
-// Exactly one is set.
-type ResourceRef struct {
-	Key          string
-	FromResource json.RawMessage
-}
-
-// ResourceResolver fetches a component's resource. The chart is taken from
-// the returned bytes: a chart archive (.tgz), whatever the media type says.
-type ResourceResolver interface {
-	Resource(ctx context.Context, ref ResourceRef) (data []byte, mediaType string, err error)
-}
-
 // maxChartSize bounds what is read from a remote chart source, so a wrong
 // URL cannot fill the memory.
 const maxChartSize = 64 << 20
@@ -47,7 +34,7 @@ const maxChartSize = 64 << 20
 // loadChart fetches and loads the chart a config names. Sources that cannot
 // work without a change of config fail terminally; network and server
 // errors are transient, since a registry may come back.
-func (d *Deployer) loadChart(ctx context.Context, ch *Chart, comps deployer.Components) (*chart.Chart, error) {
+func (d *Deployer) loadChart(ctx context.Context, ch *Chart, resources deployer.ResourceResolver) (*chart.Chart, error) {
 	switch {
 	case ch.Archive != nil && ch.Archive.Raw != "":
 		data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(ch.Archive.Raw))
@@ -61,21 +48,73 @@ func (d *Deployer) loadChart(ctx context.Context, ch *Chart, comps deployer.Comp
 		return d.loadOCI(ctx, ch.Ref)
 	case ch.HelmChartRepo != nil:
 		return d.loadFromRepo(ctx, ch.HelmChartRepo)
-	case len(ch.FromResource) > 0 || ch.ResourceRef != "":
-		resources := d.opts.Resources
-		if resources == nil && comps != nil {
-			resources = componentResources{comps}
-		}
+	case ch.FromResource != nil || ch.ResourceRef != "":
 		if resources == nil {
 			return nil, core.ConfigurationProblem("the chart is a component's resource, but this deploy item has no component to take it from")
 		}
-		data, _, err := resources.Resource(ctx, ResourceRef{Key: ch.ResourceRef, FromResource: ch.FromResource})
-		if err != nil {
-			return nil, err
+		ref := deployer.ResourceRef{Key: ch.ResourceRef}
+		from := "chart.resourceRef"
+		if fr := ch.FromResource; fr != nil {
+			ref = deployer.ResourceRef{Name: fr.ResourceName}
+			if fr.Ref != nil {
+				ref.ComponentName, ref.Version = fr.Ref.ComponentName, fr.Ref.Version
+			}
+			from = fmt.Sprintf("resource %q", fr.ResourceName)
 		}
-		return loadArchive(data, "the component resource")
+		data, _, err := resources.Resource(ctx, ref)
+		if err != nil {
+			return nil, asConfigProblem(fmt.Errorf("unable to get the chart from %s: %w", from, err))
+		}
+		return loadResourceArchive(data, from)
 	}
 	return nil, core.ConfigurationProblem("no chart was provided")
+}
+
+// loadResourceArchive loads a chart that is a component's resource: a
+// chart archive, or the tar (compressed or not) of a chart directory that
+// a component constructor's dir input makes, which has the chart's files
+// at its top level instead of in a directory named after the chart.
+func loadResourceArchive(data []byte, from string) (*chart.Chart, error) {
+	var r io.Reader = bytes.NewReader(data)
+	if len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, core.ConfigurationProblem("unable to load chart from %s: %v", from, err)
+		}
+		r = zr
+	}
+	var files []*loader.BufferedFile
+	topLevel := false
+	tr := tar.NewReader(io.LimitReader(r, maxChartSize))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, core.ConfigurationProblem("unable to load chart from %s: not a chart archive: %v", from, err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		name := strings.TrimPrefix(path.Clean(strings.TrimPrefix(h.Name, "./")), "/")
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, core.ConfigurationProblem("unable to load chart from %s: %v", from, err)
+		}
+		if name == "Chart.yaml" {
+			topLevel = true
+		}
+		files = append(files, &loader.BufferedFile{Name: name, Data: b})
+	}
+	if !topLevel {
+		return loadArchive(data, from)
+	}
+	c, err := loader.LoadFiles(files)
+	if err != nil {
+		return nil, core.ConfigurationProblem("unable to load chart from %s: %v", from, err)
+	}
+	return c, nil
 }
 
 func loadArchive(data []byte, from string) (*chart.Chart, error) {
@@ -97,21 +136,21 @@ func (d *Deployer) loadRemoteArchive(ctx context.Context, raw string) (*chart.Ch
 		}
 		return loadArchive(data, redact(raw))
 	}
-	path := raw
+	p := raw
 	if err == nil && u.Scheme == "file" {
-		path = u.Path
+		p = u.Path
 	} else if err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
 		return nil, core.ConfigurationProblem("chart.archive.remote.url: unsupported scheme %q (http, https, file or a path)", u.Scheme)
 	}
-	if !filepath.IsAbs(path) && d.opts.WorkingDir != "" {
-		path = filepath.Join(d.opts.WorkingDir, path)
+	if !filepath.IsAbs(p) && d.opts.WorkingDir != "" {
+		p = filepath.Join(d.opts.WorkingDir, p)
 	}
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(p); err != nil {
 		return nil, core.ConfigurationProblem("chart.archive.remote.url: %v", err)
 	}
-	c, err := loader.Load(path)
+	c, err := loader.Load(p)
 	if err != nil {
-		return nil, core.ConfigurationProblem("unable to load chart from %s: %v", path, err)
+		return nil, core.ConfigurationProblem("unable to load chart from %s: %v", p, err)
 	}
 	return c, nil
 }
@@ -264,49 +303,4 @@ func isLoopback(ref string) bool {
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
 	return ip != nil && ip.IsLoopback()
-}
-
-// componentResources resolves chart references against the components of
-// the installation an item was rendered in, the way Landscaper's helm
-// deployer reads them: resourceRef is the key getResourceKey made (base64
-// YAML of the resource's global identity), fromResource names a resource
-// of the item's component or of the component it references.
-type componentResources struct{ comps deployer.Components }
-
-func (c componentResources) Resource(_ context.Context, ref ResourceRef) ([]byte, string, error) {
-	var component, version, resource string
-	if ref.Key != "" {
-		raw, err := base64.StdEncoding.DecodeString(ref.Key)
-		if err != nil {
-			return nil, "", core.ConfigurationProblem("chart.resourceRef is not a resource key: %v", err)
-		}
-		var key struct {
-			Component struct{ Name, Version string } `json:"component"`
-			Resource  struct{ Name string }          `json:"resource"`
-		}
-		if err := yaml.Unmarshal(raw, &key); err != nil || key.Resource.Name == "" {
-			return nil, "", core.ConfigurationProblem("chart.resourceRef is not a resource key")
-		}
-		component, version, resource = key.Component.Name, key.Component.Version, key.Resource.Name
-	} else {
-		var fr struct {
-			Ref *struct {
-				ComponentName string `json:"componentName"`
-				Version       string `json:"version"`
-			} `json:"ref"`
-			ResourceName string `json:"resourceName"`
-		}
-		if err := json.Unmarshal(ref.FromResource, &fr); err != nil || fr.ResourceName == "" {
-			return nil, "", core.ConfigurationProblem("chart.fromResource needs a resourceName")
-		}
-		if fr.Ref != nil {
-			component, version = fr.Ref.ComponentName, fr.Ref.Version
-		}
-		resource = fr.ResourceName
-	}
-	data, mediaType, err := c.comps.Resource(component, version, resource)
-	if err != nil {
-		return nil, "", core.ConfigurationProblem("the chart resource: %v", err)
-	}
-	return data, mediaType, nil
 }

@@ -1,29 +1,87 @@
 package helm
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
 )
 
+// fakeResolver serves one blob per resource name; a key stands for the
+// resource "keyed".
 type fakeResolver struct {
-	data []byte
-	got  ResourceRef
+	blobs map[string][]byte
+	got   []deployer.ResourceRef
 }
 
-func (f *fakeResolver) Resource(_ context.Context, ref ResourceRef) ([]byte, string, error) {
-	f.got = ref
-	return f.data, "application/vnd.cncf.helm.chart.content.v1.tar+gzip", nil
+func (f *fakeResolver) Resource(_ context.Context, ref deployer.ResourceRef) ([]byte, string, error) {
+	f.got = append(f.got, ref)
+	name := ref.Name
+	if ref.Key != "" {
+		name = "keyed"
+	}
+	b, ok := f.blobs[name]
+	if !ok {
+		return nil, "", fmt.Errorf("resource %q not found", name)
+	}
+	return b, "application/octet-stream", nil
+}
+
+// dirTar is what a component constructor's dir input makes of a chart
+// directory: its files at the top level of a tar, gzipped or not.
+func dirTar(t *testing.T, dir string, compress bool) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	var w io.Writer = &buf
+	var gz *gzip.Writer
+	if compress {
+		gz = gzip.NewWriter(&buf)
+		w = gz
+	}
+	tw := tar.NewWriter(w)
+	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err == nil {
+		err = tw.Close()
+	}
+	if err == nil && gz != nil {
+		err = gz.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 func TestLoadChartSources(t *testing.T) {
@@ -39,8 +97,12 @@ func TestLoadChartSources(t *testing.T) {
 	if err := os.WriteFile(tgz, archive, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	res := &fakeResolver{data: helmtest.Archive(t, helmtest.Demo, "0.4.0")}
-	d := New(Options{Resources: res, WorkingDir: filepath.Dir(dir)})
+	res := &fakeResolver{blobs: map[string][]byte{
+		"keyed": helmtest.Archive(t, helmtest.Demo, "0.4.0"),
+		"tar":   dirTar(t, dir, false),
+		"tgz":   dirTar(t, dir, true),
+	}}
+	d := New(Options{WorkingDir: filepath.Dir(dir)})
 
 	cases := []struct {
 		name    string
@@ -57,20 +119,24 @@ func TestLoadChartSources(t *testing.T) {
 		{"oci", Chart{Ref: ref}, "0.3.0"},
 		{"oci scheme", Chart{Ref: "oci://" + ref}, "0.3.0"},
 		{"resourceRef", Chart{ResourceRef: "a2V5"}, "0.4.0"},
+		{"fromResource dir tar", Chart{FromResource: &ChartResource{ResourceName: "tar"}}, "0.1.0"},
+		{"fromResource dir tgz", Chart{FromResource: &ChartResource{ResourceName: "tgz",
+			Ref: &ComponentRef{ComponentName: "example.com/c", Version: "1.0.0"}}}, "0.1.0"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ch, err := d.loadChart(t.Context(), &c.chart, nil)
+			ch, err := d.loadChart(t.Context(), &c.chart, res)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ch.Name() != "demo" || ch.Metadata.Version != c.version {
-				t.Fatalf("got %s %s", ch.Name(), ch.Metadata.Version)
+			if ch.Name() != "demo" || ch.Metadata.Version != c.version || len(ch.Templates) == 0 {
+				t.Fatalf("got %s %s with %d templates", ch.Name(), ch.Metadata.Version, len(ch.Templates))
 			}
 		})
 	}
-	if res.got.Key != "a2V5" {
-		t.Fatalf("resolver got %+v", res.got)
+	want := []deployer.ResourceRef{{Key: "a2V5"}, {Name: "tar"}, {Name: "tgz", ComponentName: "example.com/c", Version: "1.0.0"}}
+	if !reflect.DeepEqual(res.got, want) {
+		t.Fatalf("resolver got %+v, want %+v", res.got, want)
 	}
 }
 
@@ -95,10 +161,16 @@ func TestLoadChartErrors(t *testing.T) {
 		{"repo unreachable", Chart{HelmChartRepo: &HelmChartRepo{URL: "http://127.0.0.1:1", Name: "demo", Version: "0.1.0"}}, "unable to fetch", true},
 		{"oci missing", Chart{Ref: reg.Host + "/charts/none:1.0.0"}, "unable to pull chart", false},
 		{"component without resolver", Chart{ResourceRef: "a2V5"}, "no component", false},
+		{"unknown resource", Chart{FromResource: &ChartResource{ResourceName: "nope"}}, `resource "nope" not found`, false},
 	}
+	res := &fakeResolver{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := d.loadChart(t.Context(), &c.chart, nil)
+			var r deployer.ResourceResolver
+			if c.chart.FromResource != nil {
+				r = res
+			}
+			_, err := d.loadChart(t.Context(), &c.chart, r)
 			var ce *core.Error
 			if !errors.As(err, &ce) {
 				t.Fatalf("want *core.Error, got %v", err)
@@ -161,19 +233,19 @@ func TestRenderAndValues(t *testing.T) {
 	if want := []string{"ConfigMap/rel-config", "Secret/rel-secret"}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("objects %v, want %v", names, want)
 	}
-	data := unstructuredString(objs[0].Object, "data", "color")
-	msg := unstructuredString(objs[0].Object, "data", "message")
+	data, _, _ := unstructured.NestedString(objs[0].Object, "data", "color")
+	msg, _, _ := unstructured.NestedString(objs[0].Object, "data", "message")
 	if data != "blue" || msg != "hi" {
 		t.Fatalf("values not merged over chart defaults: color=%q message=%q", data, msg)
 	}
 
-	exports := []Export{
+	exports := []kube.Export{
 		{Key: "message", JSONPath: ".Values.message"},
 		{Key: "deep.color", JSONPath: "Values.nested.color"},
 		{Key: "deep.extra", JSONPath: ".Values.nested.extra"},
 		{Key: "nested", JSONPath: ".Values.nested"},
 		{Key: "release", JSONPath: ".Release.Name"},
-		{Key: "fromObject", JSONPath: ".data.x", FromResource: json.RawMessage(`{}`)},
+		{Key: "fromObject", JSONPath: ".data.x", FromResource: &kube.TypedObjectReference{}},
 	}
 	got, err := valueExports(exports, rv)
 	if err != nil {
@@ -188,22 +260,9 @@ func TestRenderAndValues(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("exports %#v, want %#v", got, want)
 	}
-	if _, err := valueExports([]Export{{Key: "x", JSONPath: ".Values.absent"}}, rv); err == nil {
+	if _, err := valueExports([]kube.Export{{Key: "x", JSONPath: ".Values.absent"}}, rv); err == nil {
 		t.Fatal("a missing value must fail the export")
 	}
-}
-
-func unstructuredString(obj map[string]any, path ...string) string {
-	var cur any = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return ""
-		}
-		cur = m[p]
-	}
-	s, _ := cur.(string)
-	return s
 }
 
 func TestIsLoopback(t *testing.T) {
@@ -214,15 +273,5 @@ func TestIsLoopback(t *testing.T) {
 		if got := isLoopback(ref); got != want {
 			t.Errorf("%s: %v", ref, got)
 		}
-	}
-}
-
-func TestMergeMaps(t *testing.T) {
-	a := map[string]any{"x": map[string]any{"a": 1, "b": 1}, "y": 1}
-	b := map[string]any{"x": map[string]any{"b": 2}, "z": 3}
-	got := kube.MergeMaps(a, b)
-	want := map[string]any{"x": map[string]any{"a": 1, "b": 2}, "y": 1, "z": 3}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("%v", got)
 	}
 }

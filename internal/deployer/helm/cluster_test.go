@@ -55,11 +55,11 @@ func cluster(t *testing.T) (*deployer.Target, kubernetes.Interface) {
 	}
 	cfg, _ := json.Marshal(target.KubernetesClusterConfig{Kubeconfig: env.Kubeconfig()})
 	tgt := &deployer.Target{Name: "cluster", Type: target.KubernetesClusterType, Config: cfg}
-	rc, err := kubeconfigRESTConfig(tgt)
+	cl, err := target.ClusterFor(tgt.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := kubernetes.NewForConfig(rc)
+	cs, err := kubernetes.NewForConfig(cl.Config)
 	if err != nil {
 		t.Fatal(err)
 	}

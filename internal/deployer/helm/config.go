@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
 )
 
 // APIVersion and Kind of the provider configuration, as Landscaper names
@@ -24,20 +25,20 @@ const (
 	Alias = "helm"
 )
 
-// Config is Landscaper's helm ProviderConfiguration. Fields handled by the
-// shared Kubernetes machinery (readiness checks, exports from resources,
-// deletion groups) stay raw here and are decoded there.
+// Config is Landscaper's helm ProviderConfiguration. Readiness checks,
+// exports from resources and deletion groups have the types of the shared
+// Kubernetes machinery (internal/deployer/kube), which runs them.
 type Config struct {
 	APIVersion string `json:"apiVersion,omitempty"`
 	Kind       string `json:"kind,omitempty"`
 
-	UpdateStrategy  string          `json:"updateStrategy,omitempty"`
-	ReadinessChecks json.RawMessage `json:"readinessChecks,omitempty"`
-	Chart           Chart           `json:"chart"`
-	Name            string          `json:"name"`
-	Namespace       string          `json:"namespace"`
-	CreateNamespace bool            `json:"createNamespace,omitempty"`
-	Values          json.RawMessage `json:"values,omitempty"`
+	UpdateStrategy  string                           `json:"updateStrategy,omitempty"`
+	ReadinessChecks kube.ReadinessCheckConfiguration `json:"readinessChecks,omitempty"`
+	Chart           Chart                            `json:"chart"`
+	Name            string                           `json:"name"`
+	Namespace       string                           `json:"namespace"`
+	CreateNamespace bool                             `json:"createNamespace,omitempty"`
+	Values          json.RawMessage                  `json:"values,omitempty"`
 
 	// ExportsFromManifests is Landscaper's deprecated list of exports; it
 	// is appended to Exports.Exports as Landscaper does.
@@ -51,19 +52,37 @@ type Config struct {
 	HelmDeployment       *bool                 `json:"helmDeployment,omitempty"`
 	HelmDeploymentConfig *HelmDeploymentConfig `json:"helmDeploymentConfig,omitempty"`
 
-	DeletionGroups             json.RawMessage `json:"deletionGroups,omitempty"`
-	DeletionGroupsDuringUpdate json.RawMessage `json:"deletionGroupsDuringUpdate,omitempty"`
+	DeletionGroups             []kube.DeletionGroupDefinition `json:"deletionGroups,omitempty"`
+	DeletionGroupsDuringUpdate []kube.DeletionGroupDefinition `json:"deletionGroupsDuringUpdate,omitempty"`
 }
 
 // Chart says where the chart comes from: exactly one source is used, in
 // Landscaper's order of precedence (archive, ref, helmChartRepo,
 // fromResource, resourceRef).
 type Chart struct {
-	Ref           string          `json:"ref,omitempty"`
-	FromResource  json.RawMessage `json:"fromResource,omitempty"`
-	Archive       *Archive        `json:"archive,omitempty"`
-	HelmChartRepo *HelmChartRepo  `json:"helmChartRepo,omitempty"`
-	ResourceRef   string          `json:"resourceRef,omitempty"`
+	Ref           string         `json:"ref,omitempty"`
+	FromResource  *ChartResource `json:"fromResource,omitempty"`
+	Archive       *Archive       `json:"archive,omitempty"`
+	HelmChartRepo *HelmChartRepo `json:"helmChartRepo,omitempty"`
+	ResourceRef   string         `json:"resourceRef,omitempty"`
+}
+
+// ChartResource is Landscaper's chart.fromResource: a resource, by name,
+// of the component ref names, or of the item's own component without ref.
+type ChartResource struct {
+	Ref *ComponentRef `json:"ref,omitempty"`
+	// Inline component descriptors are rejected: the chart's content must
+	// come from a component the installation knows.
+	Inline       json.RawMessage `json:"inline,omitempty"`
+	ResourceName string          `json:"resourceName"`
+}
+
+// ComponentRef names a component. The repository context is accepted and
+// not used: components come from the installation's component set.
+type ComponentRef struct {
+	RepositoryContext json.RawMessage `json:"repositoryContext,omitempty"`
+	ComponentName     string          `json:"componentName"`
+	Version           string          `json:"version"`
 }
 
 // Archive is a chart archive: inline (base64 of a .tgz) or fetched.
@@ -101,14 +120,11 @@ type Exports struct {
 }
 
 // Export is one export. Without FromResource its JSONPath reads the values
-// helm renders with (.Values.x); with it, a deployed object.
+// helm renders with (.Values.x); with it, a deployed object. Timeout is
+// accepted from Landscaper's configs; the item's timeout bounds the wait.
 type Export struct {
-	Key           string          `json:"key"`
-	JSONPath      string          `json:"jsonPath"`
-	Timeout       json.RawMessage `json:"timeout,omitempty"`
-	FromResource  json.RawMessage `json:"fromResource,omitempty"`
-	FromObjectRef json.RawMessage `json:"fromObjectRef,omitempty"`
-	TargetName    *string         `json:"targetName,omitempty"`
+	kube.Export
+	Timeout json.RawMessage `json:"timeout,omitempty"`
 }
 
 // opOptions are the options of one helm operation, decoded from a
@@ -155,12 +171,36 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 func (c *Config) helmDeployment() bool { return c.HelmDeployment == nil || *c.HelmDeployment }
 
 // allExports is Landscaper's merge of exports and exportsFromManifests.
-func (c *Config) allExports() []Export {
-	var out []Export
+func (c *Config) allExports() []kube.Export {
+	var out []kube.Export
 	if c.Exports != nil {
-		out = append(out, c.Exports.Exports...)
+		for _, e := range c.Exports.Exports {
+			out = append(out, e.Export)
+		}
 	}
-	return append(out, c.ExportsFromManifests...)
+	for _, e := range c.ExportsFromManifests {
+		out = append(out, e.Export)
+	}
+	return out
+}
+
+// resourceExports are the exports read from deployed objects.
+func (c *Config) resourceExports() *kube.Exports {
+	var out kube.Exports
+	for _, e := range c.allExports() {
+		if e.FromResource != nil {
+			out.Exports = append(out.Exports, e)
+		}
+	}
+	return &out
+}
+
+// updateStrategy is the strategy objects are updated with in manifest mode.
+func (c *Config) updateStrategy() kube.UpdateStrategy {
+	if c.UpdateStrategy == "" {
+		return kube.StrategyUpdate
+	}
+	return kube.UpdateStrategy(c.UpdateStrategy)
 }
 
 // parseConfig decodes and validates a config, rejecting unknown fields.
@@ -213,19 +253,18 @@ func (c *Config) validate() error {
 		errs = append(errs, checkOptions("helmDeploymentConfig.upgrade", h.Upgrade, installKeys)...)
 		errs = append(errs, checkOptions("helmDeploymentConfig.uninstall", h.Uninstall, uninstallKeys)...)
 	}
+	all := c.allExports()
 	keys := map[string]bool{}
-	for i, e := range c.allExports() {
-		p := fmt.Sprintf("exports[%d]", i)
-		if e.Key == "" {
-			add("%s.key: must not be empty", p)
-		} else if keys[e.Key] {
-			add("%s.key: duplicated key %s is not allowed", p, e.Key)
+	for i, e := range all {
+		if e.Key != "" && keys[e.Key] {
+			add("exports.exports[%d].key: duplicated key %s is not allowed", i, e.Key)
 		}
 		keys[e.Key] = true
-		if e.JSONPath == "" {
-			add("%s.jsonPath: must not be empty", p)
-		}
 	}
+	errs = append(errs, kube.ValidateExports("exports", &kube.Exports{Exports: all})...)
+	errs = append(errs, kube.ValidateReadinessChecks("readinessChecks", c.ReadinessChecks)...)
+	errs = append(errs, kube.ValidateDeletionGroups("deletionGroups", c.DeletionGroups)...)
+	errs = append(errs, kube.ValidateDeletionGroups("deletionGroupsDuringUpdate", c.DeletionGroupsDuringUpdate)...)
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
@@ -233,7 +272,7 @@ func (c *Config) validate() error {
 }
 
 func (ch *Chart) validate() []string {
-	if ch.Ref == "" && ch.Archive == nil && len(ch.FromResource) == 0 && ch.HelmChartRepo == nil && ch.ResourceRef == "" {
+	if ch.Ref == "" && ch.Archive == nil && ch.FromResource == nil && ch.HelmChartRepo == nil && ch.ResourceRef == "" {
 		return []string{"chart: must not be empty: either ref, archive, fromResource, helmChartRepo or resourceRef must be set"}
 	}
 	var errs []string
@@ -253,6 +292,13 @@ func (ch *Chart) validate() []string {
 		}
 		if r.Version == "" {
 			errs = append(errs, "chart.helmChartRepo.helmChartVersion: must not be empty")
+		}
+	case ch.FromResource != nil:
+		if ch.FromResource.ResourceName == "" {
+			errs = append(errs, "chart.fromResource.resourceName: must not be empty")
+		}
+		if len(ch.FromResource.Inline) > 0 {
+			errs = append(errs, "chart.fromResource.inline: inline component descriptors are not supported; use ref or the installation's component")
 		}
 	}
 	return errs

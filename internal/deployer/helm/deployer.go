@@ -11,14 +11,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
@@ -27,25 +28,18 @@ import (
 )
 
 // ManagedDeployItemLabel marks objects applied for helmDeployment: false
-// with the deploy item's name, as Landscaper labels them.
+// as owned by the deploy item, as Landscaper labels them.
 const ManagedDeployItemLabel = "helm.deployer.landscaper.gardener.cloud/deployitem"
 
-// DefaultPollInterval is how long to wait before looking again at objects
-// that are not ready or exports that are not there yet.
+// DefaultPollInterval is how long to wait before looking again at the
+// objects of a helm release that are not ready or exports that are not
+// there yet. (helmDeployment: false waits as the manifest machinery does.)
 const DefaultPollInterval = 2 * time.Second
 
 // Options configure the deployer.
 type Options struct {
-	// Kube is the shared Kubernetes machinery. Without it, helmDeployment:
-	// false, custom readiness checks and exports from objects are
-	// configuration problems, and helm releases skip the default check.
-	Kube Kube
-	// Resources resolves charts given as a component's resource.
-	Resources ResourceResolver
-	// RESTConfig turns a target into a client config; by default the
-	// target's kubeconfig is read.
-	RESTConfig func(t *deployer.Target) (*rest.Config, error)
-	// Logger receives helm's own output at DEBUG. Default: discarded.
+	// Logger receives helm's own output at DEBUG. Default: the logger of
+	// internal/target (target.SetLogger), where client-go logs too.
 	Logger hclog.Logger
 	// HTTPClient fetches charts from URLs, repositories and registries.
 	HTTPClient *http.Client
@@ -61,7 +55,23 @@ type Options struct {
 // Deployer is the helm deployer.
 type Deployer struct {
 	opts Options
+
+	// rendered keeps the manifests of manifest-mode runs that wait for
+	// readiness, so a requeued call neither fetches nor renders the chart
+	// again. Entries go when their run ends.
+	mu       sync.Mutex
+	rendered map[string]*renderedChart
 }
+
+// renderedChart is a chart rendered for helmDeployment: false.
+type renderedChart struct {
+	manifests    []kube.Manifest
+	valueExports map[string]any
+}
+
+// maxRendered bounds the rendered charts kept for waiting runs; runs that
+// were abandoned (Terraform stopped) leave entries behind.
+const maxRendered = 64
 
 var (
 	_ deployer.Deployer     = (*Deployer)(nil)
@@ -71,16 +81,10 @@ var (
 
 // New returns a helm deployer.
 func New(opts Options) *Deployer {
-	if opts.Logger == nil {
-		opts.Logger = hclog.NewNullLogger()
-	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
 	}
-	if opts.RESTConfig == nil {
-		opts.RESTConfig = kubeconfigRESTConfig
-	}
-	return &Deployer{opts: opts}
+	return &Deployer{opts: opts, rendered: map[string]*renderedChart{}}
 }
 
 // TargetTypes says the deployer acts on a Kubernetes cluster.
@@ -88,38 +92,33 @@ func (d *Deployer) TargetTypes() []string { return []string{target.KubernetesClu
 
 // Validate checks a config at plan time, without side effects.
 func (d *Deployer) Validate(config json.RawMessage) error {
-	c, warning := parseConfig(config)
-	if warning != nil && !deployer.IsWarning(warning) {
-		return warning
-	}
-	if d.opts.Kube != nil {
-		if err := d.opts.Kube.Validate(c.ReadinessChecks, c.DeletionGroups, c.DeletionGroupsDuringUpdate, c.allExports()); err != nil {
-			return err
-		}
-	}
-	return warning
+	_, err := parseConfig(config)
+	return err
 }
 
 // state is what the deployer keeps between runs of an item.
 type state struct {
 	// Hash identifies the config and target of the last apply.
 	Hash string `json:"hash"`
-	// Pending is set after an apply whose readiness checks or exports did
-	// not pass yet: the next run only looks again, it does not apply again.
-	Pending        bool              `json:"pending,omitempty"`
-	HelmDeployment bool              `json:"helmDeployment"`
-	Name           string            `json:"name"`
-	Namespace      string            `json:"namespace"`
-	Revision       int               `json:"revision,omitempty"`
-	Managed        []ManagedResource `json:"managedResources,omitempty"`
-	ValueExports   map[string]any    `json:"valueExports,omitempty"`
+	// Pending is set after a helm install or upgrade whose readiness
+	// checks or exports did not pass yet: the next run only looks again.
+	Pending        bool   `json:"pending,omitempty"`
+	HelmDeployment bool   `json:"helmDeployment"`
+	Name           string `json:"name"`
+	Namespace      string `json:"namespace"`
+	Revision       int    `json:"revision,omitempty"`
+	// Managed are the objects of the helm release.
+	Managed kube.ManagedResourceStatusList `json:"managedResources,omitempty"`
+	// Kube is the manifest machinery's state of helmDeployment: false.
+	Kube         *kube.State    `json:"kube,omitempty"`
+	ValueExports map[string]any `json:"valueExports,omitempty"`
 }
 
 // ProviderStatus is Landscaper's helm provider status.
 type ProviderStatus struct {
-	APIVersion       string            `json:"apiVersion"`
-	Kind             string            `json:"kind"`
-	ManagedResources []ManagedResource `json:"managedResources,omitempty"`
+	APIVersion       string                         `json:"apiVersion"`
+	Kind             string                         `json:"kind"`
+	ManagedResources kube.ManagedResourceStatusList `json:"managedResources,omitempty"`
 	// Release names the helm release and its revision (helmDeployment only).
 	Release *ReleaseStatus `json:"release,omitempty"`
 }
@@ -146,8 +145,16 @@ func (s *state) bytes() []byte {
 	return b
 }
 
+// managed are the objects the item has in the cluster.
+func (s *state) managed() kube.ManagedResourceStatusList {
+	if s.Kube != nil {
+		return s.Kube.Managed
+	}
+	return s.Managed
+}
+
 func (s *state) providerStatus() json.RawMessage {
-	ps := ProviderStatus{APIVersion: APIVersion, Kind: "ProviderStatus", ManagedResources: s.Managed}
+	ps := ProviderStatus{APIVersion: APIVersion, Kind: "ProviderStatus", ManagedResources: s.managed().ForStatus()}
 	if s.HelmDeployment && s.Revision > 0 {
 		ps.Release = &ReleaseStatus{Name: s.Name, Namespace: s.Namespace, Revision: s.Revision}
 	}
@@ -166,31 +173,46 @@ func runHash(req deployer.Request) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func kubeconfigRESTConfig(t *deployer.Target) (*rest.Config, error) {
-	var c target.KubernetesClusterConfig
-	if err := json.Unmarshal(t.Config, &c); err != nil || c.Kubeconfig == "" {
-		return nil, core.ConfigurationProblem("target %q has no kubeconfig", t.Name)
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(c.Kubeconfig))
-	if err != nil {
-		// The error may quote the kubeconfig; it is not repeated.
-		return nil, core.ConfigurationProblem("the kubeconfig of target %q is not usable", t.Name)
-	}
-	return cfg, nil
-}
-
-func (d *Deployer) restConfig(req deployer.Request) (*rest.Config, error) {
-	if req.Target == nil {
+// cluster returns the shared client of the item's target, the one the
+// manifest deployer's items on the same target use too.
+func (d *Deployer) cluster(req deployer.Request) (*target.Cluster, error) {
+	t := req.Target
+	if t == nil {
 		return nil, core.ConfigurationProblem("a helm deploy item needs a target of type %s", target.KubernetesClusterType)
 	}
-	return d.opts.RESTConfig(req.Target)
+	if t.Type != target.KubernetesClusterType {
+		return nil, core.ConfigurationProblem("target %q is of type %s, not %s", t.Name, t.Type, target.KubernetesClusterType)
+	}
+	cl, err := target.ClusterFor(t.Config)
+	if err != nil {
+		return nil, core.Terminal(kube.ReasonTarget, fmt.Sprintf("target %q: %v", t.Name, err), core.CodeConfigurationProblem)
+	}
+	return cl, nil
 }
 
 func asConfigProblem(err error) error {
-	if _, ok := err.(*core.Error); ok { //nolint:errorlint // only our own unwrapped errors keep their class
-		return err
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return ce
 	}
 	return core.ConfigurationProblem("%v", err)
+}
+
+// spec is what the manifest machinery runs for helmDeployment: false.
+func spec(req deployer.Request, c *Config, manifests []kube.Manifest) *kube.Spec {
+	return &kube.Spec{
+		Manifests:      manifests,
+		UpdateStrategy: c.updateStrategy(),
+		// Landscaper checks every object of a rendered chart for
+		// existence, not only the workloads it checks for readiness.
+		ReadinessChecks:            c.ReadinessChecks,
+		Exports:                    c.resourceExports(),
+		DeletionGroups:             c.DeletionGroups,
+		DeletionGroupsDuringUpdate: c.DeletionGroupsDuringUpdate,
+		DefaultNamespace:           c.Namespace,
+		ManagedLabel:               ManagedDeployItemLabel,
+		Owner:                      kube.OwnerFor(req.Execution, req.Item),
+	}
 }
 
 // Reconcile installs or upgrades the release (or applies the rendered
@@ -203,13 +225,16 @@ func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deploye
 	if err != nil && !deployer.IsWarning(err) {
 		return res, asConfigProblem(err)
 	}
-	cfg, err := d.restConfig(req)
+	cl, err := d.cluster(req)
 	if err != nil {
 		return res, err
 	}
+	if !c.helmDeployment() {
+		return d.reconcileManifests(ctx, req, c, cl, st)
+	}
 	hash := runHash(req)
 	if !st.Pending || st.Hash != hash {
-		next, err := d.apply(ctx, req, c, cfg, st)
+		next, err := d.install(ctx, req, c, cl, st)
 		res.State, res.ProviderStatus = next.bytes(), next.providerStatus()
 		if err != nil {
 			return res, err
@@ -218,17 +243,16 @@ func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deploye
 	}
 	res.ProviderStatus = st.providerStatus()
 
-	pending, err := d.ready(ctx, c, cfg, st)
+	// helm owns a release's objects, and hooks may delete some: only the
+	// workloads among them are checked, as Landscaper does.
+	pending, err := waiting(kube.CheckReadiness(ctx, cl, c.ReadinessChecks, st.Managed, false), kube.ReasonReadiness)
 	if err == nil && pending == "" {
 		var export map[string]any
-		export, pending, err = d.exports(ctx, c, cfg, st)
-		if err == nil && pending == "" {
+		export, err = kube.ReadExports(ctx, cl, c.resourceExports())
+		if pending, err = waiting(err, kube.ReasonExport); err == nil && pending == "" {
 			st.Pending = false
 			res.State = st.bytes()
-			if len(c.allExports()) > 0 {
-				res.Export, err = json.Marshal(export)
-			}
-			return res, err
+			return res, d.export(&res, c, st.ValueExports, export)
 		}
 	}
 	if err != nil {
@@ -239,133 +263,160 @@ func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deploye
 	return res, nil
 }
 
+// waiting tells a wait (an object not ready, an export not readable yet)
+// from a failure.
+func waiting(err error, reason string) (string, error) {
+	var nr *kube.NotReadyError
+	var ee *kube.ExportError
+	switch {
+	case err == nil:
+		return "", nil
+	case errors.As(err, &nr):
+		return nr.Error(), nil
+	case errors.As(err, &ee):
+		return ee.Error(), nil
+	}
+	return "", kube.Classify(err, reason, "")
+}
+
+// export sets the item's export: the value exports merged with those read
+// from objects.
+func (d *Deployer) export(res *deployer.Result, c *Config, values, fromObjects map[string]any) error {
+	if len(c.allExports()) == 0 {
+		return nil
+	}
+	out := kube.MergeMaps(values, fromObjects)
+	if out == nil {
+		out = map[string]any{}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return core.Terminal(kube.ReasonExport, err.Error(), core.CodeInternalProblem)
+	}
+	res.Export = b
+	return nil
+}
+
 func (d *Deployer) log(req deployer.Request, msg string) {
 	if req.Log != nil {
 		req.Log(msg)
 	}
 }
 
-// apply loads and installs the chart. The returned state is pending; on an
-// error it still records what was applied before the error, so a later
-// delete finds it.
-func (d *Deployer) apply(ctx context.Context, req deployer.Request, c *Config, cfg *rest.Config, prev state) (state, error) {
-	st := prev
-	st.Hash, st.Pending = runHash(req), true
-	ch, err := d.loadChart(ctx, &c.Chart, req.Components)
-	if err != nil {
-		return prev, err
-	}
-	vals, err := userValues(c)
-	if err != nil {
-		return prev, err
-	}
-	rv, err := renderValues(c, ch, vals)
-	if err != nil {
-		return prev, err
-	}
-	if st.ValueExports, err = valueExports(c.allExports(), rv); err != nil {
-		return prev, err
-	}
-	if c.helmDeployment() {
-		if !prev.HelmDeployment && len(prev.Managed) > 0 {
-			return prev, core.ConfigurationProblem("helmDeployment cannot change from false to true while objects are deployed; delete the item first")
-		}
-		ac, err := d.actionConfig(cfg, c.Namespace, c.Name)
-		if err != nil {
-			return prev, kubeError("HelmClient", err)
-		}
-		if prev.HelmDeployment && prev.Name != "" && (prev.Name != c.Name || prev.Namespace != c.Namespace) {
-			return prev, core.ConfigurationProblem("the release name and namespace cannot change (was %s/%s); delete the item first", prev.Namespace, prev.Name)
-		}
-		rel, err := d.installOrUpgrade(ctx, ac, c, ch, vals)
-		if err != nil {
-			return prev, err
-		}
-		st.HelmDeployment, st.Name, st.Namespace, st.Revision = true, c.Name, c.Namespace, rel.Version
-		if st.Managed, err = releaseObjects(rel.Manifest, c.Namespace); err != nil {
-			return st, err
-		}
-		return st, nil
-	}
-	if prev.HelmDeployment && prev.Revision > 0 {
-		return prev, core.ConfigurationProblem("helmDeployment cannot change from true to false while the release exists; delete the item first")
-	}
-	if d.opts.Kube == nil {
-		return prev, core.ConfigurationProblem("helmDeployment: false is not available in this build")
-	}
-	files, err := render(ch, rv, cfg)
-	if err != nil {
-		return prev, err
-	}
-	objs, err := manifestObjects(ch, files)
-	if err != nil {
-		return prev, err
-	}
-	policies := make([]string, len(objs))
-	for i := range policies {
-		policies[i] = "manage"
-	}
-	if c.CreateNamespace {
-		ns := &unstructured.Unstructured{}
-		ns.SetAPIVersion("v1")
-		ns.SetKind("Namespace")
-		ns.SetName(c.Namespace)
-		objs, policies = append([]*unstructured.Unstructured{ns}, objs...), append([]string{"keep"}, policies...)
-	}
-	managed, err := d.opts.Kube.Apply(ctx, cfg, ApplyRequest{
-		Objects: objs, Policies: policies, DefaultNamespace: c.Namespace,
-		UpdateStrategy: c.UpdateStrategy, Labels: map[string]string{ManagedDeployItemLabel: req.Item},
-		Previous: prev.Managed, DeletionGroupsDuringUpdate: c.DeletionGroupsDuringUpdate,
-	})
-	if managed != nil {
-		st.Managed = managed
-	}
-	st.HelmDeployment, st.Name, st.Namespace, st.Revision = false, c.Name, c.Namespace, 0
-	return st, err
+// loaded is a chart with the user's values, the values templates see,
+// and the exports read from those.
+type loaded struct {
+	chart        *chart.Chart
+	values       map[string]any
+	renderValues chartutil.Values
+	exports      map[string]any
 }
 
-// needsKube reports whether the readiness config asks for more than the
-// default check.
-func hasCustomChecks(raw json.RawMessage) bool {
-	var rc struct {
-		Custom []json.RawMessage `json:"custom"`
+func (d *Deployer) load(ctx context.Context, req deployer.Request, c *Config) (*loaded, error) {
+	ch, err := d.loadChart(ctx, &c.Chart, req.Resources)
+	if err != nil {
+		return nil, err
 	}
-	_ = json.Unmarshal(raw, &rc)
-	return len(rc.Custom) > 0
+	l := &loaded{chart: ch}
+	if l.values, err = userValues(c); err != nil {
+		return nil, err
+	}
+	if l.renderValues, err = renderValues(c, ch, l.values); err != nil {
+		return nil, err
+	}
+	if l.exports, err = valueExports(c.allExports(), l.renderValues); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
-func (d *Deployer) ready(ctx context.Context, c *Config, cfg *rest.Config, st state) (string, error) {
-	if d.opts.Kube == nil {
-		if hasCustomChecks(c.ReadinessChecks) {
-			return "", core.ConfigurationProblem("custom readinessChecks are not available in this build")
-		}
-		return "", nil
+// install installs or upgrades the release. The returned state is
+// pending; on an error it still records what was installed before.
+func (d *Deployer) install(ctx context.Context, req deployer.Request, c *Config, cl *target.Cluster, prev state) (state, error) {
+	if prev.Kube != nil && len(prev.Kube.Managed) > 0 {
+		return prev, core.ConfigurationProblem("helmDeployment cannot change from false to true while objects are deployed; delete the item first")
 	}
-	return d.opts.Kube.Ready(ctx, cfg, c.ReadinessChecks, st.Managed, !st.HelmDeployment)
+	if prev.HelmDeployment && prev.Name != "" && (prev.Name != c.Name || prev.Namespace != c.Namespace) {
+		return prev, core.ConfigurationProblem("the release name and namespace cannot change (was %s/%s); delete the item first", prev.Namespace, prev.Name)
+	}
+	l, err := d.load(ctx, req, c)
+	if err != nil {
+		return prev, err
+	}
+	ac, err := d.actionConfig(cl.Config, c.Namespace, c.Name)
+	if err != nil {
+		return prev, kubeError("HelmClient", err)
+	}
+	rel, err := d.installOrUpgrade(ctx, ac, c, l.chart, l.values)
+	if err != nil {
+		return prev, err
+	}
+	st := state{Hash: runHash(req), Pending: true, HelmDeployment: true, Name: c.Name, Namespace: c.Namespace,
+		Revision: rel.Version, ValueExports: l.exports}
+	if st.Managed, err = releaseObjects(rel.Manifest, c.Namespace); err != nil {
+		return st, err
+	}
+	return st, nil
 }
 
-func (d *Deployer) exports(ctx context.Context, c *Config, cfg *rest.Config, st state) (map[string]any, string, error) {
-	var fromObjects []Export
-	for _, e := range c.allExports() {
-		if len(e.FromResource) > 0 {
-			fromObjects = append(fromObjects, e)
+// render renders the chart into manifests for helmDeployment: false.
+func (d *Deployer) render(ctx context.Context, req deployer.Request, c *Config, cl *target.Cluster) (*renderedChart, error) {
+	l, err := d.load(ctx, req, c)
+	if err != nil {
+		return nil, err
+	}
+	files, err := render(l.chart, l.renderValues, cl.Config)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := manifests(c, l.chart, files)
+	if err != nil {
+		return nil, err
+	}
+	return &renderedChart{manifests: ms, valueExports: l.exports}, nil
+}
+
+// reconcileManifests is helmDeployment: false: the rendered chart is
+// applied, checked, exported and cleaned up by the manifest machinery,
+// as Landscaper's helm deployer hands it to its manifest applier.
+func (d *Deployer) reconcileManifests(ctx context.Context, req deployer.Request, c *Config, cl *target.Cluster, st state) (deployer.Result, error) {
+	res := deployer.Result{State: req.State, ProviderStatus: st.providerStatus()}
+	if st.HelmDeployment && st.Revision > 0 {
+		return res, core.ConfigurationProblem("helmDeployment cannot change from true to false while the release exists; delete the item first")
+	}
+	key := req.Execution + "\x00" + req.Item + "\x00" + req.JobID + "\x00" + runHash(req)
+	d.mu.Lock()
+	r := d.rendered[key]
+	d.mu.Unlock()
+	if r == nil || st.Kube == nil || st.Kube.Pending == nil {
+		var err error
+		if r, err = d.render(ctx, req, c, cl); err != nil {
+			return res, err
 		}
 	}
-	out := st.ValueExports
-	if out == nil {
-		out = map[string]any{}
+	var ks kube.State
+	if st.Kube != nil {
+		ks = *st.Kube
 	}
-	if len(fromObjects) == 0 {
-		return out, "", nil
+	out, err := kube.Reconcile(ctx, cl, spec(req, c, r.manifests), req.JobID, ks)
+	st = state{Hash: runHash(req), Name: c.Name, Namespace: c.Namespace, Kube: &out.State, ValueExports: r.valueExports}
+	res.State, res.ProviderStatus, res.RequeueAfter = st.bytes(), st.providerStatus(), out.RequeueAfter
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err == nil && out.RequeueAfter > 0 {
+		if len(d.rendered) >= maxRendered {
+			clear(d.rendered)
+		}
+		d.rendered[key] = r
+		d.log(req, "waiting for "+out.Waiting)
+		return res, nil
 	}
-	if d.opts.Kube == nil {
-		return nil, "", core.ConfigurationProblem("exports from objects are not available in this build")
+	delete(d.rendered, key)
+	if err != nil {
+		return res, kube.Classify(err, kube.ReasonApply, "")
 	}
-	vals, pending, err := d.opts.Kube.Export(ctx, cfg, fromObjects)
-	if err != nil || pending != "" {
-		return nil, pending, err
-	}
-	return kube.MergeMaps(out, vals), "", nil
+	return res, d.export(&res, c, r.valueExports, out.Export)
 }
 
 // Delete uninstalls the release, or deletes the applied objects in their
@@ -375,7 +426,7 @@ func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.R
 	res := deployer.Result{State: req.State}
 	c, err := parseConfig(req.Config)
 	if err != nil && !deployer.IsWarning(err) {
-		if st.Name == "" {
+		if st.Name == "" && len(st.managed()) == 0 {
 			return res, asConfigProblem(err)
 		}
 		// The item's last config is unusable, but the state knows what
@@ -387,46 +438,65 @@ func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.R
 		helmMode = st.HelmDeployment
 		c.Name, c.Namespace = st.Name, st.Namespace
 	}
-	if !helmMode && len(st.Managed) == 0 {
+	if !helmMode && len(st.managed()) == 0 {
 		return res, nil
 	}
-	cfg, err := d.restConfig(req)
+	cl, err := d.cluster(req)
 	if err != nil {
 		return res, err
 	}
 	if helmMode {
-		ac, err := d.actionConfig(cfg, c.Namespace, c.Name)
+		ac, err := d.actionConfig(cl.Config, c.Namespace, c.Name)
 		if err != nil {
 			return res, kubeError("HelmClient", err)
 		}
 		return res, d.uninstall(ac, c)
 	}
-	if d.opts.Kube == nil {
-		return res, core.ConfigurationProblem("helmDeployment: false is not available in this build")
-	}
-	pending, err := d.opts.Kube.Delete(ctx, cfg, st.Managed, c.DeletionGroups)
+	out, err := kube.Delete(ctx, cl, spec(req, c, nil), *st.Kube)
+	st.Kube = &out.State
+	res.State, res.ProviderStatus, res.RequeueAfter = st.bytes(), st.providerStatus(), out.RequeueAfter
 	if err != nil {
-		return res, err
+		return res, kube.Classify(err, kube.ReasonDelete, "")
 	}
-	if pending != "" {
-		d.log(req, "deleting: "+pending)
-		res.RequeueAfter = d.opts.PollInterval
+	if out.RequeueAfter > 0 {
+		d.log(req, "deleting: waiting for "+out.Waiting)
 	}
 	return res, nil
 }
 
-// Drift tells whether the release is still the one the last run left:
-// gone, at another revision, or not deployed is drift.
+// Drift tells whether what the last run left is still there. For a helm
+// release: gone, at another revision, or not deployed is drift. For
+// applied objects: deleted objects, or changed fields the chart sets; when
+// the chart cannot be rendered now (say, its source is unreachable) only
+// the objects' existence is checked.
 func (d *Deployer) Drift(ctx context.Context, req deployer.Request, last deployer.Result) (string, error) {
 	st := loadState(last.State)
+	if st.Kube != nil {
+		if len(st.Kube.Managed) == 0 {
+			return "", nil
+		}
+		c, err := parseConfig(req.Config)
+		if err != nil && !deployer.IsWarning(err) {
+			return "", nil
+		}
+		cl, err := d.cluster(req)
+		if err != nil {
+			return "", err
+		}
+		var ms []kube.Manifest
+		if r, err := d.render(ctx, req, c, cl); err == nil {
+			ms = r.manifests
+		}
+		return kube.Drift(ctx, cl, spec(req, c, ms), *st.Kube)
+	}
 	if !st.HelmDeployment || st.Name == "" {
 		return "", nil
 	}
-	cfg, err := d.restConfig(req)
+	cl, err := d.cluster(req)
 	if err != nil {
 		return "", err
 	}
-	ac, err := d.actionConfig(cfg, st.Namespace, st.Name)
+	ac, err := d.actionConfig(cl.Config, st.Namespace, st.Name)
 	if err != nil {
 		return "", err
 	}

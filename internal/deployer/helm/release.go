@@ -10,10 +10,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/kube"
+	helmkube "helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
@@ -25,6 +26,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
 // restGetter gives helm a cluster from a rest.Config instead of a
@@ -81,8 +84,12 @@ func (d *Deployer) actionConfig(cfg *rest.Config, namespace, name string) (*acti
 	if err != nil {
 		return nil, err
 	}
-	logf := helmLog(d.opts.Logger, name)
-	kc := kube.New(getter)
+	l := d.opts.Logger
+	if l == nil {
+		l = target.Logger()
+	}
+	logf := helmLog(l, name)
+	kc := helmkube.New(getter)
 	kc.Log = logf
 	kc.Namespace = namespace
 	cs, err := kubernetes.NewForConfig(getter.cfg)
@@ -227,18 +234,18 @@ func kubeError(reason string, err error) *core.Error {
 
 // releaseObjects lists the objects of a release manifest, for the
 // provider status and the readiness checks.
-func releaseObjects(manifest, namespace string) ([]ManagedResource, error) {
+func releaseObjects(manifest, namespace string) (kube.ManagedResourceStatusList, error) {
 	docs, err := splitManifests(map[string]string{"manifest": manifest})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ManagedResource, 0, len(docs))
+	out := make(kube.ManagedResourceStatusList, 0, len(docs))
 	for _, o := range docs {
 		ns := o.GetNamespace()
 		if ns == "" {
 			ns = namespace
 		}
-		out = append(out, ManagedResource{Policy: "manage", Resource: ObjectReference{
+		out = append(out, kube.ManagedResourceStatus{Policy: kube.PolicyManage, Resource: corev1.ObjectReference{
 			APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Name: o.GetName(), Namespace: ns,
 		}})
 	}

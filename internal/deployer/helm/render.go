@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"path"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -17,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
@@ -64,9 +61,35 @@ func render(ch *chart.Chart, rv chartutil.Values, cfg *rest.Config) (map[string]
 	return files, nil
 }
 
-// manifestObjects turns rendered files and the chart's CRDs into objects in
-// apply order: CRDs first, then the templates sorted by file name. NOTES
-// and empty documents are dropped; List kinds are expanded.
+// manifests turns rendered files and the chart's CRDs into Landscaper's
+// managed manifests, as its helm deployer hands them to the manifest
+// machinery: the CRDs, then the templates (by file name), each with policy
+// manage, and, with createNamespace, the release namespace with policy
+// keep, so it is created first (the apply orders namespaces first) and
+// never deleted. NOTES and documents without an apiVersion are dropped;
+// List kinds are expanded.
+func manifests(c *Config, ch *chart.Chart, files map[string]string) ([]kube.Manifest, error) {
+	objs, err := manifestObjects(ch, files)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]kube.Manifest, 0, len(objs)+1)
+	for _, o := range objs {
+		raw, err := o.MarshalJSON()
+		if err != nil {
+			return nil, core.ConfigurationProblem("%s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+		out = append(out, kube.Manifest{Policy: kube.PolicyManage, Manifest: raw})
+	}
+	if c.CreateNamespace && c.Namespace != "" {
+		ns, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": c.Namespace}})
+		out = append(out, kube.Manifest{Policy: kube.PolicyKeep, Manifest: ns})
+	}
+	return out, nil
+}
+
+// manifestObjects decodes the chart's CRDs and the rendered templates into
+// objects, CRDs first.
 func manifestObjects(ch *chart.Chart, files map[string]string) ([]*unstructured.Unstructured, error) {
 	crds := map[string]string{}
 	for _, crd := range ch.CRDObjects() {
@@ -90,7 +113,9 @@ func manifestObjects(ch *chart.Chart, files map[string]string) ([]*unstructured.
 	return append(crdObjs, objs...), nil
 }
 
-// splitManifests decodes YAML streams (by file, in name order) into objects.
+// splitManifests decodes YAML streams (by file, in name order) into
+// objects. Documents without an apiVersion are skipped, as Landscaper
+// skips them.
 func splitManifests(files map[string]string) ([]*unstructured.Unstructured, error) {
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -108,12 +133,12 @@ func splitManifests(files map[string]string) ([]*unstructured.Unstructured, erro
 				}
 				return nil, core.ConfigurationProblem("%s: the rendered manifest is not valid YAML: %v", name, err)
 			}
-			if len(m) == 0 {
+			u := &unstructured.Unstructured{Object: m}
+			if len(m) == 0 || u.GetAPIVersion() == "" {
 				continue
 			}
-			u := &unstructured.Unstructured{Object: m}
-			if u.GetKind() == "" || u.GetAPIVersion() == "" {
-				return nil, core.ConfigurationProblem("%s: an object without apiVersion or kind", name)
+			if u.GetKind() == "" {
+				return nil, core.ConfigurationProblem("%s: an object without kind", name)
 			}
 			if u.IsList() {
 				l, err := u.ToList()
@@ -134,75 +159,22 @@ func splitManifests(files map[string]string) ([]*unstructured.Unstructured, erro
 // valueExports computes the exports without fromResource from the render
 // values (paths such as .Values.a.b), building each key as a nested path
 // and merging them, as Landscaper does.
-func valueExports(exports []Export, rv chartutil.Values) (map[string]any, error) {
+func valueExports(exports []kube.Export, rv chartutil.Values) (map[string]any, error) {
 	out := map[string]any{}
 	var data map[string]any = rv
 	for _, e := range exports {
-		if len(e.FromResource) > 0 {
+		if e.FromResource != nil {
 			continue
 		}
-		v, err := getPath(data, e.JSONPath)
+		v, err := kube.GetValue(e.JSONPath, data)
 		if err != nil {
 			return nil, core.ConfigurationProblem("export %q: jsonPath %s: %v", e.Key, e.JSONPath, err)
 		}
-		nested, err := constructPath(e.Key, v)
+		nested, err := kube.Construct(e.Key, v)
 		if err != nil {
 			return nil, core.ConfigurationProblem("export %q: %v", e.Key, err)
 		}
 		out = kube.MergeMaps(out, nested)
 	}
 	return out, nil
-}
-
-// getPath reads one value at a Kubernetes JSONPath (with or without the
-// leading dot) and returns it as plain JSON data.
-func getPath(data any, p string) (any, error) {
-	if !strings.HasPrefix(p, ".") {
-		p = "." + p
-	}
-	jp := jsonpath.New("export")
-	if err := jp.Parse("{" + p + "}"); err != nil {
-		return nil, err
-	}
-	res, err := jp.FindResults(data)
-	if err != nil {
-		return nil, err
-	}
-	if len(res) == 0 || len(res[0]) == 0 {
-		return nil, errors.New("not found")
-	}
-	if len(res) != 1 || len(res[0]) != 1 {
-		return nil, errors.New("expected exactly one result")
-	}
-	v := reflect.Indirect(res[0][0])
-	if !v.IsValid() {
-		return nil, nil
-	}
-	// Round-trip through JSON so chartutil.Values and helm's structs become
-	// the plain maps an export is made of.
-	raw, err := json.Marshal(v.Interface())
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// constructPath turns a key such as "a.b" into {"a": {"b": value}}.
-func constructPath(key string, value any) (map[string]any, error) {
-	parts := strings.Split(strings.TrimPrefix(key, "."), ".")
-	for _, p := range parts {
-		if p == "" {
-			return nil, fmt.Errorf("invalid export key %q", key)
-		}
-	}
-	var v = value
-	for i := len(parts) - 1; i >= 0; i-- {
-		v = map[string]any{parts[i]: v}
-	}
-	m, _ := v.(map[string]any)
-	return m, nil
 }

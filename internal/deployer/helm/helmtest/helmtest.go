@@ -37,10 +37,14 @@ import (
 var charts embed.FS
 
 // Charts the package holds: Demo renders a ConfigMap and a Secret from
-// values (message, nested.color); Broken fails to render.
+// values (message, nested.color); Broken fails to render; Workload
+// renders a ConfigMap <release>-config and a Secret <release>-secret from
+// message, a ConfigMap <release>-extra when extra is true and a Deployment
+// <release> when deployment is true.
 const (
-	Demo   = "demo"
-	Broken = "broken"
+	Demo     = "demo"
+	Broken   = "broken"
+	Workload = "workload"
 )
 
 // Archive returns a chart as a .tgz, as `helm package` lays it out. With a
