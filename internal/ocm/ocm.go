@@ -177,6 +177,25 @@ type Blob struct {
 	Data      []byte
 	// Digest is "sha256:<hex>" of Data.
 	Digest string
+	// ArtifactDigest is the manifest digest of an OCI artifact the blob
+	// was taken from: what ociArtifactDigest/v1 signs. Empty otherwise.
+	ArtifactDigest string
+}
+
+// Cache stores content by digest, and remembers which digest a name (a
+// tag of a component version) last resolved to, so a settled plan
+// downloads nothing and a plan without the repository can still run. A
+// nil Cache caches nothing. Implementations are safe for concurrent use.
+type Cache interface {
+	// Get returns the content stored under digest ("sha256:<hex>").
+	Get(digest string) ([]byte, bool)
+	// Put stores data under its digest; a digest that does not match data
+	// is not stored.
+	Put(digest string, data []byte)
+	// Tag returns the digest key last resolved to.
+	Tag(key string) (string, bool)
+	// SetTag records that key resolved to digest.
+	SetTag(key, digest string)
 }
 
 // BlobSource fetches the content behind an access specification of a
