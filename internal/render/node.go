@@ -63,8 +63,11 @@ func (n *node) input(imports map[string]any, state map[string][]byte) template.I
 				}
 			}
 		}
-		in.ComponentDescriptorDef = map[string]any{"ref": map[string]any{
-			"componentName": n.comp.Spec.Name, "version": n.comp.Spec.Version}}
+		ref := map[string]any{"componentName": n.comp.Spec.Name, "version": n.comp.Spec.Version}
+		if rc := n.comp.RepositoryContext(); rc != nil {
+			ref["repositoryContext"] = rc
+		}
+		in.ComponentDescriptorDef = map[string]any{"ref": ref}
 		in.Resolver = resolver{n.l.set}
 	}
 	return in

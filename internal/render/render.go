@@ -15,6 +15,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/blueprint/component"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 )
 
 // Component names the component a blueprint belongs to, and the OCM
@@ -24,6 +25,13 @@ type Component struct {
 	Name         string
 	Version      string
 	Constructors []string
+	// RepositoryContext is where the component and its references are
+	// looked up when no constructor holds them (Landscaper's
+	// repositoryContext); nil uses Options.OCM's default.
+	RepositoryContext map[string]any
+	// SignatureName names the signature to verify before anything is
+	// rendered; empty verifies nothing.
+	SignatureName string
 }
 
 // Source says where the root blueprint comes from: exactly one of Path (a
@@ -40,15 +48,19 @@ type Source struct {
 type Options struct {
 	// Deployers checks the deploy items a blueprint renders, at plan time.
 	Deployers *deployer.Registry
+	// OCM reaches component repositories; nil allows constructors only.
+	OCM *ocm.Context
+	// Verifier returns the verifier of a signature name.
+	Verifier func(signatureName string) (component.Verifier, error)
 }
 
 // Load loads the root blueprint of an installation, and its component.
 // Every file is read once per call: one Load serves one RPC.
-func Load(_ context.Context, src Source, opts Options) (installation.Blueprint, error) {
+func Load(ctx context.Context, src Source, opts Options) (installation.Blueprint, error) {
 	l := &loader{cache: blueprint.NewCache(), opts: opts}
 	var comp *component.Component
 	if c := src.Component; c != nil {
-		set, err := loadConstructors(c.Constructors)
+		set, err := loadComponents(ctx, c, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -89,20 +101,53 @@ func Load(_ context.Context, src Source, opts Options) (installation.Blueprint, 
 	return l.node(bp, comp, blueprintDef(src)), nil
 }
 
-// loadConstructors loads constructor files, blaming the file a problem
-// is in when the message names one (resource inputs are read relative to
-// their constructor, so most problems are some file's).
-func loadConstructors(paths []string) (*component.Set, error) {
-	set, err := component.LoadFiles(paths...)
+// loadComponents loads the components of an installation: from its
+// constructor files and, where it has one, from its repository.
+func loadComponents(ctx context.Context, c *Component, opts Options) (*component.Set, error) {
+	if opts.OCM == nil && c.RepositoryContext == nil && c.SignatureName == "" {
+		set, err := component.LoadFiles(c.Constructors...)
+		return set, constructorError(c.Constructors, err)
+	}
+	o := component.ResolveOptions{Constructors: c.Constructors, Root: component.ID{Name: c.Name, Version: c.Version},
+		RepositoryContext: c.RepositoryContext}
+	var octx ocm.Context
+	if opts.OCM != nil {
+		octx = *opts.OCM
+	}
+	o.Resolver = ocm.NewResolver(octx)
+	if c.SignatureName != "" {
+		if opts.Verifier == nil {
+			return nil, &SourceError{Field: "verification", Err: errors.New("signature verification is not available")}
+		}
+		v, err := opts.Verifier(c.SignatureName)
+		if err != nil {
+			return nil, &SourceError{Field: "verification", Err: err}
+		}
+		o.Verifier = v
+	}
+	set, err := component.Resolve(ctx, o)
 	if err == nil {
 		return set, nil
 	}
+	if strings.Contains(err.Error(), "constructor ") {
+		return nil, constructorError(c.Constructors, err)
+	}
+	return nil, &SourceError{Field: "component", Err: err}
+}
+
+// constructorError blames the constructor file a problem is in when the
+// message names one (resource inputs are read relative to their
+// constructor, so most problems are some file's).
+func constructorError(paths []string, err error) error {
+	if err == nil {
+		return nil
+	}
 	for i, p := range paths {
 		if strings.Contains(err.Error(), "constructor "+p+":") {
-			return nil, &SourceError{Field: "constructors", Index: i, Err: err}
+			return &SourceError{Field: "constructors", Index: i, Err: err}
 		}
 	}
-	return nil, &SourceError{Field: "constructors", Index: -1, Err: err}
+	return &SourceError{Field: "constructors", Index: -1, Err: err}
 }
 
 // blueprintDef is what templates see as blueprintDef: how the installation
@@ -153,8 +198,17 @@ func (e *ImportError) Error() string {
 	return msg
 }
 
+// Warnings are what loading a blueprint had to say without failing, such
+// as components served from the cache while their repository was down.
+func Warnings(bp installation.Blueprint) []string {
+	if n, ok := bp.(*node); ok && n.l.set != nil {
+		return n.l.set.Warnings()
+	}
+	return nil
+}
+
 // SourceError is a problem with where the blueprint or component comes
-// from: Field is "path", "filesystem", "ref", "component" or "constructors"
+// from: Field is "path", "filesystem", "ref", "component", "verification" or "constructors"
 // (with Index the constructor's position, -1 when no single file is to blame).
 type SourceError struct {
 	Field string

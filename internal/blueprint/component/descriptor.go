@@ -22,6 +22,9 @@ const SchemaVersion = "v2"
 // stores them with the component. repositoryContexts is empty: there is no
 // repository, the components come straight from constructor files.
 func (c *Component) Descriptor() map[string]any {
+	if c.cv != nil {
+		return c.cv.Descriptor.Generic()
+	}
 	resources := make([]any, 0, len(c.resources))
 	for _, r := range c.resources {
 		m := r.entry()

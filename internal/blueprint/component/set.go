@@ -1,6 +1,7 @@
 package component
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,14 +14,24 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 )
 
 // Set holds the components of one or more constructor files, with their
 // references resolved and the content of every input resource built once.
 type Set struct {
-	components []*Component // in file order
+	components []*Component // in file order, then as resolved
 	byID       map[ID]*Component
 	digest     string
+
+	// For components from repositories (see Resolve): the operation's
+	// context, how to reach the repositories, references the overwrites
+	// redirected, and how to check what verified versions promise.
+	ctx      context.Context
+	resolver *ocm.Resolver
+	redirect map[ID]ID
+	verifier Verifier
 }
 
 // ID names a component version.
@@ -39,6 +50,12 @@ type Component struct {
 
 	resources []*Resource
 	sources   []*Resource
+
+	// cv is the repository's version of a component not from a
+	// constructor file; verified says its content is vouched for by a
+	// checked signature.
+	cv       *ocm.ComponentVersion
+	verified bool
 }
 
 // ID returns the component's name and version.
@@ -57,6 +74,10 @@ type Resource struct {
 	Access map[string]any
 	// Blob is the content of an input resource; nil for access resources.
 	Blob *Blob
+
+	// fetch reads the content of a resource of a repository's component,
+	// once.
+	fetch func() (*Blob, error)
 }
 
 // Blob is the content of an input resource.
@@ -88,6 +109,14 @@ func (c *Component) Resource(name string) (*Resource, error) {
 // the directory of the constructor file that names them. Every component
 // reference must name a component of one of the files.
 func LoadFiles(paths ...string) (*Set, error) {
+	srcs, err := readConstructors(paths)
+	if err != nil {
+		return nil, err
+	}
+	return Load(srcs...)
+}
+
+func readConstructors(paths []string) ([]Source, error) {
 	srcs := make([]Source, 0, len(paths))
 	for _, p := range paths {
 		data, err := readFileLimited(p, MaxFileSize)
@@ -96,7 +125,7 @@ func LoadFiles(paths ...string) (*Set, error) {
 		}
 		srcs = append(srcs, Source{Name: p, Data: data, BaseDir: filepath.Dir(p)})
 	}
-	return Load(srcs...)
+	return srcs, nil
 }
 
 // Source is the content of one constructor file; BaseDir is the directory
@@ -108,7 +137,11 @@ type Source struct {
 }
 
 // Load parses constructor files given as content.
-func Load(srcs ...Source) (*Set, error) {
+func Load(srcs ...Source) (*Set, error) { return load(srcs, false) }
+
+// load parses constructor files; with external, a component reference may
+// name a component of none of them (a repository will serve it).
+func load(srcs []Source, external bool) (*Set, error) {
 	if len(srcs) == 0 {
 		return nil, errors.New("no component constructor given")
 	}
@@ -142,7 +175,7 @@ func Load(srcs ...Source) (*Set, error) {
 				return nil, fmt.Errorf("component %s (%s): duplicate component reference %q", c.ID(), c.File, ref.Name)
 			}
 			seen[ref.Name] = true
-			if _, ok := s.byID[ID{ref.ComponentName, ref.Version}]; !ok {
+			if _, ok := s.byID[ID{ref.ComponentName, ref.Version}]; !ok && !external {
 				return nil, fmt.Errorf("component %s (%s): component reference %q names %s:%s, which is in none of the constructor files (known: %s)",
 					c.ID(), c.File, ref.Name, ref.ComponentName, ref.Version, s.knownIDs())
 			}
@@ -306,9 +339,15 @@ func (s *Set) All() []*Component { return s.components }
 // Component returns the component with the given name and version; an empty
 // version matches the only version of that name.
 func (s *Set) Component(name, version string) (*Component, error) {
+	if to, ok := s.redirect[ID{name, version}]; ok {
+		name, version = to.Name, to.Version
+	}
 	if version != "" {
 		if c, ok := s.byID[ID{name, version}]; ok {
 			return c, nil
+		}
+		if s.resolver != nil {
+			return nil, fmt.Errorf("component %s:%s was not resolved (known: %s)", name, version, s.knownIDs())
 		}
 		return nil, fmt.Errorf("component %s:%s is in none of the constructor files (known: %s)", name, version, s.knownIDs())
 	}
@@ -379,7 +418,11 @@ func (s *Set) Closure(c *Component) []*Component {
 		seen[c.ID()] = true
 		out = append(out, c)
 		for _, ref := range c.Spec.ComponentReferences {
-			if next, ok := s.byID[ID{ref.ComponentName, ref.Version}]; ok {
+			id := ID{ref.ComponentName, ref.Version}
+			if to, ok := s.redirect[id]; ok {
+				id = to
+			}
+			if next, ok := s.byID[id]; ok {
 				walk(next)
 			}
 		}
@@ -408,6 +451,9 @@ func (r *Resource) Content(c *Component) (*Blob, error) {
 	if r.Blob != nil {
 		return r.Blob, nil
 	}
+	if r.fetch != nil {
+		return r.fetch()
+	}
 	t, _ := r.Access["type"].(string)
 	return nil, fmt.Errorf("resource %q of component %s has access type %q; only input resources (dir, file) have local content", r.Name, c.ID(), t)
 }
@@ -422,6 +468,13 @@ func (s *Set) computeDigest() (string, error) {
 	slices.SortFunc(comps, func(a, b *Component) int { return strings.Compare(a.ID().String(), b.ID().String()) })
 	h := sha256.New()
 	for _, c := range comps {
+		if c.cv != nil {
+			// What the repository stores for the version: a re-push with
+			// new content changes it, an unchanged version does not.
+			_, _ = h.Write([]byte(c.ID().String() + "@" + c.cv.Repository.Key() + "@" + c.cv.Digest))
+			_, _ = h.Write([]byte{0})
+			continue
+		}
 		data, err := json.Marshal(c.Descriptor())
 		if err != nil {
 			return "", fmt.Errorf("component %s: %w", c.ID(), err)
