@@ -1,0 +1,305 @@
+package ociregistry
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+)
+
+// Media types of component descriptor layers: OCM's, and the legacy
+// Gardener ones the component-cli pushed.
+const (
+	MediaTypeDescriptorYAMLTar = "application/vnd.ocm.software.component-descriptor.v2+yaml+tar"
+	MediaTypeDescriptorJSON    = "application/vnd.ocm.software.component-descriptor.v2+json"
+	MediaTypeDescriptorYAML    = "application/vnd.ocm.software.component-descriptor.v2+yaml"
+	MediaTypeConfig            = "application/vnd.ocm.software.component.config.v1+json"
+
+	LegacyMediaTypeDescriptorYAMLTar = "application/vnd.gardener.cloud.cnudie.component-descriptor.v2+yaml+tar"
+	LegacyMediaTypeDescriptorJSON    = "application/vnd.gardener.cloud.cnudie.component-descriptor.v2+json"
+	LegacyMediaTypeConfig            = "application/vnd.gardener.cloud.cnudie.component.config.v1+json"
+	// LegacyMediaTypeCnudieTar is the oldest component-cli layout: a tar
+	// holding component-descriptor.yaml.
+	LegacyMediaTypeCnudieTar = "application/sap-cnudie+tar"
+)
+
+// descriptorLayerTypes are the layer media types a descriptor is found
+// in, and whether the layer is a tar holding component-descriptor.yaml.
+var descriptorLayerTypes = map[string]bool{
+	MediaTypeDescriptorYAMLTar:       true,
+	MediaTypeDescriptorJSON:          false,
+	MediaTypeDescriptorYAML:          false,
+	LegacyMediaTypeDescriptorYAMLTar: true,
+	LegacyMediaTypeDescriptorJSON:    false,
+	LegacyMediaTypeCnudieTar:         true,
+}
+
+// Repository returns the OCM repository a spec names.
+func (c *Client) Repository(spec ocm.RepositorySpec) ocm.Repository {
+	return &repository{c: c, spec: spec}
+}
+
+type repository struct {
+	c    *Client
+	spec ocm.RepositorySpec
+}
+
+func (r *repository) Spec() ocm.RepositorySpec { return r.spec }
+
+// base returns the registry host and the repository path prefix of the
+// spec's baseUrl (without scheme), with subPath.
+func (r *repository) base() (host, prefix string) {
+	u := r.spec.BaseURL
+	u = strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://")
+	host, prefix, _ = strings.Cut(strings.TrimSuffix(u, "/"), "/")
+	if r.spec.SubPath != "" {
+		prefix = path.Join(prefix, strings.Trim(r.spec.SubPath, "/"))
+	}
+	return host, prefix
+}
+
+// repositoryName is where a component's versions are: OCM's mapping of
+// component names to OCI repositories.
+func (r *repository) repositoryName(component string) string {
+	host, prefix := r.base()
+	mapped := component
+	if r.spec.ComponentNameMapping == ocm.MappingSHA256Digest {
+		sum := sha256.Sum256([]byte(component))
+		mapped = hex.EncodeToString(sum[:])
+	}
+	return host + "/" + path.Join(prefix, "component-descriptors", mapped)
+}
+
+// tag maps a version to an OCI tag the way OCM does: '+' is not allowed in
+// tags and becomes ".build-".
+func tag(version string) string { return strings.ReplaceAll(version, "+", ".build-") }
+
+func (r *repository) ComponentVersion(ctx context.Context, component, version string) (*ocm.ComponentVersion, error) {
+	host, _ := r.base()
+	refStr := r.repositoryName(component) + ":" + tag(version)
+	ref, err := name.ParseReference(refStr, r.c.nameOptions(host)...)
+	if err != nil {
+		return nil, fmt.Errorf("component %s:%s in %s: %s is not a valid OCI reference: %w", component, version, r.spec, refStr, err)
+	}
+	what := fmt.Sprintf("component version %s:%s (looked up %s)", component, version, refStr)
+	cacheKey := "manifest\x00" + ref.String()
+	manifest, digest, err := r.c.manifest(ctx, ref, what)
+	warning := ""
+	if err != nil {
+		var ue *unreachableError
+		if !errors.As(err, &ue) {
+			return nil, err
+		}
+		cached, cdigest, ok := r.c.cachedManifest(cacheKey)
+		if !ok {
+			return nil, fmt.Errorf("%w; the cache has no copy of it", err)
+		}
+		manifest, digest = cached, cdigest
+		warning = fmt.Sprintf("%s; using the cached copy of %s:%s (%s)", ue.err.Error(), component, version, cdigest)
+	} else if r.c.o.Cache != nil {
+		r.c.o.Cache.Put(digest, manifest)
+		r.c.o.Cache.SetTag(cacheKey, digest)
+	}
+	m, err := v1.ParseManifest(bytes.NewReader(manifest))
+	if err != nil {
+		return nil, fmt.Errorf("%s: the manifest is malformed: %w", what, err)
+	}
+	var layer *v1.Descriptor
+	for i := range m.Layers {
+		if _, ok := descriptorLayerTypes[string(m.Layers[i].MediaType)]; ok {
+			layer = &m.Layers[i]
+			break
+		}
+	}
+	if layer == nil {
+		types := make([]string, 0, len(m.Layers))
+		for _, l := range m.Layers {
+			types = append(types, string(l.MediaType))
+		}
+		return nil, fmt.Errorf("%s: the artifact holds no component descriptor layer (config %s, layers %s)", what, m.Config.MediaType, strings.Join(types, ", "))
+	}
+	if layer.Size > ocm.MaxDescriptorSize*2 {
+		return nil, fmt.Errorf("%s: the descriptor layer is %d bytes, larger than the limit", what, layer.Size)
+	}
+	data, err := r.c.blob(ctx, ref.Context(), layer.Digest.String(), ocm.MaxDescriptorSize*2, "the component descriptor of "+what)
+	if err != nil {
+		return nil, err
+	}
+	raw := data
+	if descriptorLayerTypes[string(layer.MediaType)] {
+		if raw, err = descriptorFromTar(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	d, err := ocm.ParseDescriptor(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return &ocm.ComponentVersion{
+		Descriptor: d,
+		Raw:        raw,
+		Digest:     digest,
+		Repository: r.spec,
+		Blobs:      &blobs{r: r, repo: ref.Context(), manifest: m},
+		Warning:    warning,
+	}, nil
+}
+
+// descriptorFromTar takes component-descriptor.yaml out of a descriptor
+// layer tar.
+func descriptorFromTar(data []byte) ([]byte, error) {
+	tr := tar.NewReader(bytes.NewReader(data))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("the descriptor layer holds no component-descriptor.yaml")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the descriptor layer is not a tar archive: %w", err)
+		}
+		if path.Clean(h.Name) == "component-descriptor.yaml" {
+			return readLimited(tr, ocm.MaxDescriptorSize, "component-descriptor.yaml")
+		}
+	}
+}
+
+// manifest fetches a manifest: the one request a settled plan makes per
+// component version.
+func (c *Client) manifest(ctx context.Context, ref name.Reference, what string) ([]byte, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	defer cancel()
+	desc, err := c.puller.Get(ctx, ref)
+	if err != nil {
+		return nil, "", c.classify(ref.Context().RegistryStr(), what, err)
+	}
+	if int64(len(desc.Manifest)) > ocm.MaxDescriptorSize {
+		return nil, "", fmt.Errorf("%s: the manifest is larger than the limit", what)
+	}
+	return desc.Manifest, desc.Digest.String(), nil
+}
+
+func (c *Client) cachedManifest(key string) ([]byte, string, bool) {
+	if c.o.Cache == nil {
+		return nil, "", false
+	}
+	digest, ok := c.o.Cache.Tag(key)
+	if !ok {
+		return nil, "", false
+	}
+	data, ok := c.o.Cache.Get(digest)
+	return data, digest, ok
+}
+
+// blob returns a blob of a repository, from the cache when it has it.
+func (c *Client) blob(ctx context.Context, repo name.Repository, digest string, limit int64, what string) ([]byte, error) {
+	if c.o.Cache != nil {
+		if data, ok := c.o.Cache.Get(digest); ok {
+			return data, nil
+		}
+	}
+	ref, err := name.NewDigest(repo.String()+"@"+digest, c.nameOptions(repo.RegistryStr())...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: bad digest %q: %w", what, digest, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	defer cancel()
+	l, err := c.puller.Layer(ctx, ref)
+	if err != nil {
+		return nil, c.classify(repo.RegistryStr(), what, err)
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		return nil, c.classify(repo.RegistryStr(), what, err)
+	}
+	defer func() { _ = rc.Close() }()
+	data, err := readLimited(rc, limit, what)
+	if err != nil {
+		return nil, c.classify(repo.RegistryStr(), what, err)
+	}
+	if ocm.Digest(data) != digest {
+		return nil, fmt.Errorf("%s: the content does not match its digest %s", what, digest)
+	}
+	if c.o.Cache != nil {
+		c.o.Cache.Put(digest, data)
+	}
+	return data, nil
+}
+
+// blobs serves the local blobs of one component version.
+type blobs struct {
+	r        *repository
+	repo     name.Repository
+	manifest *v1.Manifest
+}
+
+func (b *blobs) Blob(ctx context.Context, access map[string]any) (*ocm.Blob, error) {
+	switch ocm.AccessType(access) {
+	case ocm.AccessLocalBlob:
+		var a struct {
+			LocalReference string `json:"localReference"`
+			MediaType      string `json:"mediaType"`
+		}
+		if err := ocm.DecodeAccess(access, &a); err != nil {
+			return nil, err
+		}
+		return b.local(ctx, a.LocalReference, a.MediaType)
+	case ocm.AccessLocalOCIBlob:
+		var a struct {
+			Digest string `json:"digest"`
+		}
+		if err := ocm.DecodeAccess(access, &a); err != nil {
+			return nil, err
+		}
+		return b.local(ctx, a.Digest, "")
+	case ocm.AccessRelativeOCIReference:
+		var a struct {
+			Reference string `json:"reference"`
+		}
+		if err := ocm.DecodeAccess(access, &a); err != nil {
+			return nil, err
+		}
+		if a.Reference == "" {
+			return nil, errors.New("relativeOciReference: reference is required")
+		}
+		host, _ := b.r.base()
+		return b.r.c.artifact(ctx, host+"/"+strings.TrimPrefix(a.Reference, "/"))
+	}
+	return nil, ocm.ErrUnsupportedAccess
+}
+
+func (b *blobs) local(ctx context.Context, digest, mediaType string) (*ocm.Blob, error) {
+	if !strings.HasPrefix(digest, "sha256:") {
+		return nil, fmt.Errorf("local blob %q: a digest (sha256:...) is expected in a registry", digest)
+	}
+	var layer *v1.Descriptor
+	for i := range b.manifest.Layers {
+		if b.manifest.Layers[i].Digest.String() == digest {
+			layer = &b.manifest.Layers[i]
+		}
+	}
+	if layer == nil {
+		return nil, fmt.Errorf("local blob %s is not a layer of the component version's artifact: %w", digest, ocm.ErrNotFound)
+	}
+	if layer.Size > b.r.c.o.MaxBlobSize {
+		return nil, fmt.Errorf("local blob %s is %d bytes, larger than the limit of %d", digest, layer.Size, b.r.c.o.MaxBlobSize)
+	}
+	data, err := b.r.c.blob(ctx, b.repo, digest, b.r.c.o.MaxBlobSize, "local blob "+digest)
+	if err != nil {
+		return nil, err
+	}
+	if mediaType == "" {
+		mediaType = string(layer.MediaType)
+	}
+	return &ocm.Blob{MediaType: mediaType, Data: data, Digest: digest}, nil
+}

@@ -1,0 +1,196 @@
+package ocitest
+
+import (
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+)
+
+// Auth is how a Registry authenticates requests.
+type Auth int
+
+// Authentication modes.
+const (
+	NoAuth Auth = iota
+	// Basic requires basic authentication on every request.
+	Basic
+	// Bearer challenges with WWW-Authenticate: Bearer and accepts only
+	// tokens its /token endpoint issued for the basic credentials.
+	Bearer
+)
+
+// Options configure a Registry.
+type Options struct {
+	// CA signs the server certificate; nil serves plain HTTP.
+	CA *CA
+	// Auth, with Username and Password, protects every request.
+	Auth               Auth
+	Username, Password string
+}
+
+// Registry is a running test registry.
+type Registry struct {
+	// Host is host:port on 127.0.0.1.
+	Host string
+	// Client pushes to the registry (it trusts the CA and knows the
+	// credentials).
+	Client *http.Client
+
+	srv     *httptest.Server
+	opts    Options
+	mu      sync.Mutex
+	tokens  map[string]bool
+	counts  map[string]int
+	down    bool
+	handler http.Handler
+}
+
+// Start starts a registry; it stops when the test ends.
+func Start(t testing.TB, o Options) *Registry {
+	t.Helper()
+	r := &Registry{opts: o, tokens: map[string]bool{}, counts: map[string]int{},
+		handler: registry.New(registry.Logger(log.New(io.Discard, "", 0)))}
+	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
+	tr := &http.Transport{}
+	if o.CA != nil {
+		cfg, err := o.CA.serverConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.srv.TLS = cfg
+		r.srv.StartTLS()
+		tr.TLSClientConfig = &tls.Config{RootCAs: o.CA.Pool(), MinVersion: tls.VersionTLS12}
+	} else {
+		r.srv.Start()
+	}
+	t.Cleanup(r.srv.Close)
+	r.Host = strings.TrimPrefix(strings.TrimPrefix(r.srv.URL, "https://"), "http://")
+	r.Client = &http.Client{Transport: tr}
+	return r
+}
+
+// URL is the registry's base URL.
+func (r *Registry) URL() string { return r.srv.URL }
+
+// SetDown makes the registry refuse every connection (true) or serve
+// again (false), as a registry that is down would.
+func (r *Registry) SetDown(down bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.down = down
+}
+
+// Counts returns how many requests were served by kind: "manifest" (GET
+// or HEAD of a manifest), "blob" (GET of a blob), "ping" (/v2/), "token"
+// and "other"; refused ones count as "unauthorized".
+func (r *Registry) Counts() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]int, len(r.counts))
+	for k, v := range r.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// ResetCounts forgets the counts.
+func (r *Registry) ResetCounts() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.counts = map[string]int{}
+}
+
+func (r *Registry) count(kind string) {
+	r.mu.Lock()
+	r.counts[kind]++
+	r.mu.Unlock()
+}
+
+func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	down := r.down
+	r.mu.Unlock()
+	if down {
+		// Hijack and close: the client sees a broken connection, as with a
+		// registry that went away.
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				_ = c.Close()
+				return
+			}
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	if req.URL.Path == "/token" {
+		r.count("token")
+		r.issueToken(w, req)
+		return
+	}
+	if !r.authorized(req) {
+		r.count("unauthorized")
+		switch r.opts.Auth {
+		case Bearer:
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="%s/token",service="ocitest",scope="repository:*:pull"`, r.srv.URL))
+		default:
+			w.Header().Set("WWW-Authenticate", `Basic realm="ocitest"`)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]string{{"code": "UNAUTHORIZED", "message": "authentication required"}}})
+		return
+	}
+	switch {
+	case req.URL.Path == "/v2/" || req.URL.Path == "/v2":
+		r.count("ping")
+	case strings.Contains(req.URL.Path, "/manifests/") && (req.Method == http.MethodGet || req.Method == http.MethodHead):
+		r.count("manifest")
+	case strings.Contains(req.URL.Path, "/blobs/") && req.Method == http.MethodGet:
+		r.count("blob")
+	default:
+		r.count("other")
+	}
+	r.handler.ServeHTTP(w, req)
+}
+
+func (r *Registry) authorized(req *http.Request) bool {
+	switch r.opts.Auth {
+	case Basic:
+		u, p, ok := req.BasicAuth()
+		return ok && u == r.opts.Username && p == r.opts.Password
+	case Bearer:
+		tok, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return ok && r.tokens[tok]
+	}
+	return true
+}
+
+func (r *Registry) issueToken(w http.ResponseWriter, req *http.Request) {
+	u, p, ok := req.BasicAuth()
+	if !ok || u != r.opts.Username || p != r.opts.Password {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	tok := hex.EncodeToString(b)
+	r.mu.Lock()
+	r.tokens[tok] = true
+	r.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"token": tok, "access_token": tok, "expires_in": 300})
+}
+
