@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -32,13 +33,17 @@ import (
 // the provider block does not say.
 const DefaultMaxParallelism = 10
 
-var _ provider.Provider = (*Provider)(nil)
+var (
+	_ provider.Provider                   = (*Provider)(nil)
+	_ provider.ProviderWithValidateConfig = (*Provider)(nil)
+)
 
 // Provider is the landscaper provider.
 type Provider struct {
 	version       string
 	deployers     *deployer.Registry
 	engine        atomic.Pointer[engine.Engine]
+	components    atomic.Pointer[components]
 	executions    *executions
 	installations *installations
 }
@@ -62,7 +67,11 @@ func newProvider(version string) *Provider {
 		engine:    p.engine.Load,
 	}
 	p.installations.load = func(ctx context.Context, src render.Source) (installation.Blueprint, error) {
-		return render.Load(ctx, src, render.Options{Deployers: p.deployers})
+		opts := render.Options{Deployers: p.deployers}
+		if c := p.components.Load(); c != nil {
+			opts.OCM, opts.Verifier = c.context(), c.verifier
+		}
+		return render.Load(ctx, src, opts)
 	}
 	return p
 }
@@ -103,6 +112,7 @@ func Deployers() *deployer.Registry {
 
 type providerModel struct {
 	MaxParallelism types.Int64 `tfsdk:"max_parallelism"`
+	componentsModel
 }
 
 func (p *Provider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -115,15 +125,29 @@ func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *pro
 		MarkdownDescription: "Runs Landscaper's execution phase engine in-process: deploy items with " +
 			"dependencies are reconciled in order, independent ones in parallel, during `terraform apply` " +
 			"and deleted in reverse order during `terraform destroy`. No Kubernetes cluster is needed.",
-		Attributes: map[string]schema.Attribute{
-			"max_parallelism": schema.Int64Attribute{
+		Attributes: func() map[string]schema.Attribute {
+			attrs := componentProviderAttributes()
+			attrs["max_parallelism"] = schema.Int64Attribute{
 				MarkdownDescription: "Maximum number of deploy items running at once, across all resources " +
 					"of this provider configuration. Defaults to `10`.",
 				Optional:   true,
 				Validators: []validator.Int64{int64validator.AtLeast(1)},
-			},
-		},
+			}
+			return attrs
+		}(),
 	}
+}
+
+// ValidateConfig reports bad component settings at plan time, on their
+// attribute paths.
+func (p *Provider) ValidateConfig(ctx context.Context, req provider.ValidateConfigRequest, resp *provider.ValidateConfigResponse) {
+	var cfg providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	_, diags := cfg.decode(ctx)
+	resp.Diagnostics.Append(diags...)
 }
 
 func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -140,6 +164,17 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	// log, at DEBUG, from now on.
 	target.SetLogger(newTFLogLogger(ctx))
 	p.engine.Store(engine.New(p.deployers, limit))
+	cc, diags := cfg.decode(ctx)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
+		return
+	}
+	c, err := newComponents(cc, p.version)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root(attrCacheDir), "Cannot use the component cache", err.Error())
+		return
+	}
+	p.components.Store(c)
 }
 
 func (p *Provider) Resources(context.Context) []func() resource.Resource {

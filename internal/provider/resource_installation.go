@@ -28,7 +28,7 @@ import (
 const installationType = "landscaper_installation"
 
 // installationSchemaVersion is bumped whenever the schema's type changes.
-const installationSchemaVersion = 0
+const installationSchemaVersion = 1
 
 var (
 	_ resource.Resource                = (*installationResource)(nil)
@@ -79,14 +79,37 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			},
 			"component": schema.SingleNestedAttribute{
 				MarkdownDescription: "The component the blueprint belongs to: what `blueprint.ref`, `cd://` references, " +
-					"`.cd` and `.components` in templates resolve against.",
+					"`.cd`, `.components`, `getResource` and `getComponent` in templates, and component charts of the helm " +
+					"deployer resolve against. It and every component it references, transitively, come from `constructors` " +
+					"first, then from `repository`, `repository_context` or the provider's `repository_context`, " +
+					"with the provider's `component_overwrites` applied.",
 				Optional: true,
 				Attributes: map[string]schema.Attribute{
 					"name":    schema.StringAttribute{Required: true, MarkdownDescription: "Component name, such as `github.com/acme/app`."},
 					"version": schema.StringAttribute{Required: true, MarkdownDescription: "Component version."},
-					"constructors": schema.ListAttribute{Required: true, ElementType: types.StringType, MarkdownDescription: "OCM " +
-						"component-constructor files holding this component and every component it references " +
-						"(`componentReferences`); resources with input type `dir` or `file` are read from disk, relative to their file."},
+					"constructors": schema.ListAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "OCM " +
+						"component-constructor files holding components; resources with input type `dir` or `file` are read " +
+						"from disk, relative to their file. Components found here win over the repository's."},
+					attrRepositoryContext: schema.MapAttribute{Optional: true, ElementType: types.StringType,
+						MarkdownDescription: "The OCM repository to read the component from, instead of the provider's. " +
+							repositoryContextDescription},
+					"repository": schema.StringAttribute{Optional: true, MarkdownDescription: "A local OCM repository to " +
+						"read the component from instead of a registry: a common transport format (CTF) directory or " +
+						"archive, as `ocm transfer` or `ocm add componentversions --create --file` write it, or a " +
+						"component archive (`component-descriptor.yaml` and `blobs/`). For air-gapped use. Conflicts " +
+						"with `repository_context`."},
+				},
+			},
+			"verification": schema.SingleNestedAttribute{
+				MarkdownDescription: "Verify the component version's signature before anything is rendered, as " +
+					"Landscaper's `spec.verification` does. Every component it references must match the digest its " +
+					"reference records, and every resource read from them the digest the descriptor records; a " +
+					"missing, wrong or unverifiable signature, or tampered content, is a plan-time error and nothing runs.",
+				Optional: true,
+				Attributes: map[string]schema.Attribute{
+					"signature_name": schema.StringAttribute{Required: true, MarkdownDescription: "The name of the " +
+						"signature in the component version, and of the key in the provider's `verification_signatures` " +
+						"that verifies it."},
 				},
 			},
 			"imports": schema.DynamicAttribute{
@@ -205,6 +228,7 @@ func (x *installations) validate(_ context.Context, config tftypes.Value) proble
 			ps.add(attrPath("blueprint").WithAttributeName("ref"), "Invalid blueprint", "ref names a resource of component, so component must be set")
 		}
 	}
+	ps = append(ps, validateComponent(f["component"], f["verification"])...)
 	if imp := f["imports"]; imp.IsKnown() && !imp.IsNull() {
 		if _, ok := imp.Type().(tftypes.Object); !ok {
 			if _, ok := imp.Type().(tftypes.Map); !ok {
@@ -218,7 +242,7 @@ func (x *installations) validate(_ context.Context, config tftypes.Value) proble
 // source reads where the blueprint comes from; known is false while any
 // part of it is unknown.
 func sourceOf(f map[string]tftypes.Value) (render.Source, bool) {
-	if !f["blueprint"].IsFullyKnown() || !f["component"].IsFullyKnown() {
+	if !f["blueprint"].IsFullyKnown() || !f["component"].IsFullyKnown() || !f["verification"].IsFullyKnown() {
 		return render.Source{}, false
 	}
 	bp := fields(f["blueprint"])
@@ -231,6 +255,18 @@ func sourceOf(f map[string]tftypes.Value) (render.Source, bool) {
 	}
 	if c := fields(f["component"]); c != nil {
 		src.Component = &render.Component{Name: str(c["name"]), Version: str(c["version"]), Constructors: stringList(c["constructors"])}
+		if rc := fields(c[attrRepositoryContext]); rc != nil {
+			src.Component.RepositoryContext = map[string]any{}
+			for k, v := range rc {
+				src.Component.RepositoryContext[k] = str(v)
+			}
+		}
+		if repo := str(c["repository"]); repo != "" {
+			src.Component.RepositoryContext = localRepository(repo)
+		}
+		if v := fields(f["verification"]); v != nil {
+			src.Component.SignatureName = str(v["signature_name"])
+		}
 	}
 	return src, true
 }
@@ -291,7 +327,12 @@ func loadProblems(err error) problems {
 		at := attrPath("blueprint").WithAttributeName(se.Field)
 		switch se.Field {
 		case "constructors":
-			at = attrPath("component").WithAttributeName("constructors").WithElementKeyInt(se.Index)
+			at = attrPath("component").WithAttributeName("constructors")
+			if se.Index >= 0 {
+				at = at.WithElementKeyInt(se.Index)
+			}
+		case "component", "verification":
+			at = attrPath(se.Field)
 		case "filesystem":
 			if se.Key != "" {
 				at = at.WithElementKeyString(se.Key)
@@ -356,17 +397,17 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	if err != nil {
 		return unknown(), replace, loadProblems(err)
 	}
+	warnings := componentWarnings(bp)
 	// A settled tree whose imports and blueprint content are as they were
 	// has nothing to do: no need to render it.
 	if len(replace) == 0 && settledMark(priorPrivate) && saved.Status.InputHash == installation.InputHash(bp, imp) &&
 		saved.Status.ReconcileTrigger == str(f[attrReconcileTrigger]) {
-		return prior, nil, nil
+		return prior, nil, warnings
 	}
 	p, err := installation.PlanTree(ctx, bp, imp, saved.Status, str(f[attrReconcileTrigger]))
 	if err != nil {
-		return unknown(), replace, loadProblems(err)
+		return unknown(), replace, append(warnings, loadProblems(err)...)
 	}
-	var warnings problems
 	p.Walk(func(n *installation.Plan) {
 		for _, w := range n.Warnings {
 			where := "the root installation"
