@@ -1,0 +1,444 @@
+// Package signing verifies the signatures of OCM component versions: the
+// normalised descriptor digest (jsonNormalisation/v1, /v2 and /v3), RSA
+// signatures (PKCS#1 v1.5 and PSS) checked with a public key or a
+// CA-issued certificate, and the digests that a signed descriptor records
+// for its resources and references.
+package signing
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Normalisation algorithms.
+const (
+	JSONNormalisationV1 = "jsonNormalisation/v1"
+	JSONNormalisationV2 = "jsonNormalisation/v2"
+	JSONNormalisationV3 = "jsonNormalisation/v3"
+)
+
+// Normalise returns the normalised form of a stored descriptor (raw, in
+// its stored schema) that its digest is computed over.
+func Normalise(raw []byte, algorithm string) ([]byte, error) {
+	doc, err := decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	switch algorithm {
+	case JSONNormalisationV1:
+		if doc["meta"] == nil {
+			return nil, errors.New("jsonNormalisation/v1 applies to descriptors of schema v2 only")
+		}
+		return entryNormalise(v1Prepare(doc))
+	case JSONNormalisationV2, JSONNormalisationV3:
+		internal, err := internalModel(doc)
+		if err != nil {
+			return nil, err
+		}
+		if algorithm == JSONNormalisationV2 {
+			defaultVersionIntoExtraIdentity(internal)
+		}
+		return canonicalJSON(v2Prepare(internal))
+	}
+	return nil, fmt.Errorf("normalisation algorithm %q is not supported (%s, %s, %s)", algorithm, JSONNormalisationV1, JSONNormalisationV2, JSONNormalisationV3)
+}
+
+func decode(raw []byte) (map[string]any, error) {
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+func asList(v any) []any         { l, _ := v.([]any); return l }
+func isEmpty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case []any:
+		return len(t) == 0
+	case map[string]any:
+		return len(t) == 0
+	}
+	return false
+}
+
+// signingLabels keeps the labels with signing: true, and of them only the
+// fields that are signed.
+func signingLabels(v any) []any {
+	var out []any
+	for _, l := range asList(v) {
+		m := asMap(l)
+		if s, ok := m["signing"]; !ok || (s != true && s != "true") {
+			continue
+		}
+		kept := map[string]any{}
+		for _, k := range []string{"name", "version", "value", "signing"} {
+			if x, ok := m[k]; ok {
+				kept[k] = x
+			}
+		}
+		out = append(out, kept)
+	}
+	return out
+}
+
+// filterLabels replaces m[key] by its signing labels, dropping it when
+// none are left.
+func filterLabels(m map[string]any, key string) {
+	if l := signingLabels(m[key]); len(l) > 0 {
+		m[key] = l
+	} else {
+		delete(m, key)
+	}
+}
+
+func noneAccess(res map[string]any) bool {
+	acc := asMap(res["access"])
+	if acc == nil {
+		return true
+	}
+	t, _ := acc["type"].(string)
+	return strings.EqualFold(t, "none")
+}
+
+// v1Prepare applies OCM's exclusions for jsonNormalisation/v1 to a v2
+// document: repository contexts, sources, accesses, source references,
+// unsigned labels and signatures do not count.
+func v1Prepare(doc map[string]any) map[string]any {
+	out := map[string]any{}
+	if meta := doc["meta"]; meta != nil {
+		out["meta"] = meta
+	}
+	comp := map[string]any{}
+	for k, v := range asMap(doc["component"]) {
+		switch k {
+		case "repositoryContexts", "sources":
+		case "provider":
+			if s, ok := v.(string); ok {
+				var p map[string]any
+				if json.Unmarshal([]byte(s), &p) == nil {
+					filterLabels(p, "labels")
+					v = p
+				}
+			}
+			comp[k] = v
+		default:
+			comp[k] = v
+		}
+	}
+	filterLabels(comp, "labels")
+	var resources []any
+	for _, r := range asList(comp["resources"]) {
+		m := cloneMap(asMap(r))
+		if noneAccess(m) {
+			delete(m, "digest")
+		}
+		delete(m, "access")
+		delete(m, "srcRefs")
+		filterLabels(m, "labels")
+		if _, ok := m["extraIdentity"]; !ok {
+			m["extraIdentity"] = nil
+		}
+		resources = append(resources, m)
+	}
+	if _, ok := comp["resources"]; ok {
+		comp["resources"] = orEmpty(resources)
+	}
+	var refs []any
+	for _, r := range asList(comp["componentReferences"]) {
+		m := cloneMap(asMap(r))
+		filterLabels(m, "labels")
+		if _, ok := m["extraIdentity"]; !ok {
+			m["extraIdentity"] = nil
+		}
+		refs = append(refs, m)
+	}
+	if _, ok := comp["componentReferences"]; ok {
+		comp["componentReferences"] = orEmpty(refs)
+	}
+	out["component"] = comp
+	return out
+}
+
+func orEmpty(l []any) []any {
+	if l == nil {
+		return []any{}
+	}
+	return l
+}
+
+func cloneMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// entryNormalise writes OCM's "entry" form: every map becomes a list of
+// single-key maps sorted by key; lists keep their order.
+func entryNormalise(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := writeEntry(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func writeEntry(buf *bytes.Buffer, v any) error {
+	switch t := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		buf.WriteByte('[')
+		for i, k := range keys {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			buf.WriteByte('{')
+			writeString(buf, k)
+			buf.WriteByte(':')
+			if err := writeEntry(buf, t[k]); err != nil {
+				return err
+			}
+			buf.WriteByte('}')
+		}
+		buf.WriteByte(']')
+	case []any:
+		buf.WriteByte('[')
+		for i, e := range t {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := writeEntry(buf, e); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+	default:
+		return writeScalar(buf, v)
+	}
+	return nil
+}
+
+// internalModel converts a stored descriptor, v2 or v3, into OCM's
+// schema-independent model (as JSON values), which jsonNormalisation/v2
+// and /v3 normalise.
+func internalModel(doc map[string]any) (map[string]any, error) {
+	comp := map[string]any{}
+	switch {
+	case doc["meta"] != nil:
+		src := asMap(doc["component"])
+		for _, k := range []string{"name", "version", "labels", "creationTime", "repositoryContexts", "sources", "componentReferences", "resources"} {
+			if v, ok := src[k]; ok {
+				comp[k] = v
+			}
+		}
+		switch p := src["provider"].(type) {
+		case string:
+			var obj map[string]any
+			if json.Unmarshal([]byte(p), &obj) == nil {
+				comp["provider"] = obj
+			} else {
+				comp["provider"] = map[string]any{"name": p}
+			}
+		case map[string]any:
+			comp["provider"] = p
+		}
+	case doc["apiVersion"] != nil:
+		meta := asMap(doc["metadata"])
+		for _, k := range []string{"name", "version", "labels", "creationTime", "provider"} {
+			if v, ok := meta[k]; ok {
+				comp[k] = v
+			}
+		}
+		if v, ok := doc["repositoryContexts"]; ok {
+			comp["repositoryContexts"] = v
+		}
+		spec := asMap(doc["spec"])
+		for from, to := range map[string]string{"resources": "resources", "sources": "sources", "references": "componentReferences"} {
+			if v, ok := spec[from]; ok {
+				comp[to] = v
+			}
+		}
+	default:
+		return nil, errors.New("neither meta.schemaVersion nor apiVersion is set")
+	}
+	// The internal model always has these lists.
+	for _, k := range []string{"sources", "componentReferences", "resources"} {
+		if comp[k] == nil {
+			comp[k] = []any{}
+		}
+	}
+	// Empty extra identities are omitted in the internal model.
+	for _, k := range []string{"sources", "componentReferences", "resources"} {
+		for _, e := range asList(comp[k]) {
+			if m := asMap(e); m != nil && isEmpty(m["extraIdentity"]) {
+				delete(m, "extraIdentity")
+			}
+		}
+	}
+	return map[string]any{"component": comp}, nil
+}
+
+// defaultVersionIntoExtraIdentity is OCM's legacy defaulting for
+// jsonNormalisation/v2: resources that share name and extra identity get
+// their version added to the extra identity.
+func defaultVersionIntoExtraIdentity(doc map[string]any) {
+	res := asList(asMap(doc["component"])["resources"])
+	for i := range res {
+		mi := asMap(res[i])
+		for j := range res {
+			mj := asMap(res[j])
+			if i == j || mi["name"] != mj["name"] || !sameIdentity(asMap(mi["extraIdentity"]), asMap(mj["extraIdentity"])) {
+				continue
+			}
+			eid := cloneMap(asMap(mi["extraIdentity"]))
+			eid["version"] = mi["version"]
+			mi["extraIdentity"] = eid
+			break
+		}
+	}
+}
+
+func sameIdentity(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// v2Prepare applies OCM's exclusions for jsonNormalisation/v2 and /v3.
+func v2Prepare(doc map[string]any) map[string]any {
+	comp := cloneMap(asMap(doc["component"]))
+	delete(comp, "repositoryContexts")
+	if p := asMap(comp["provider"]); p != nil {
+		p = cloneMap(p)
+		filterLabels(p, "labels")
+		comp["provider"] = p
+	}
+	filterLabels(comp, "labels")
+	var resources []any
+	for _, r := range asList(comp["resources"]) {
+		m := cloneMap(asMap(r))
+		if noneAccess(m) {
+			delete(m, "digest")
+		}
+		delete(m, "access")
+		delete(m, "srcRefs")
+		filterLabels(m, "labels")
+		resources = append(resources, m)
+	}
+	comp["resources"] = orEmpty(resources)
+	var sources []any
+	for _, s := range asList(comp["sources"]) {
+		m := cloneMap(asMap(s))
+		delete(m, "access")
+		filterLabels(m, "labels")
+		sources = append(sources, m)
+	}
+	comp["sources"] = orEmpty(sources)
+	var refs []any
+	for _, r := range asList(comp["componentReferences"]) {
+		m := cloneMap(asMap(r))
+		filterLabels(m, "labels")
+		refs = append(refs, m)
+	}
+	comp["componentReferences"] = orEmpty(refs)
+	return map[string]any{"component": comp}
+}
+
+// canonicalJSON writes JSON with sorted keys and no insignificant
+// whitespace (RFC 8785 for the values descriptors hold).
+func canonicalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := writeCanonical(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func writeCanonical(buf *bytes.Buffer, v any) error {
+	switch t := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		buf.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeString(buf, k)
+			buf.WriteByte(':')
+			if err := writeCanonical(buf, t[k]); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+	case []any:
+		buf.WriteByte('[')
+		for i, e := range t {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := writeCanonical(buf, e); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+	default:
+		return writeScalar(buf, v)
+	}
+	return nil
+}
+
+func writeString(buf *bytes.Buffer, s string) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	buf.Write(bytes.TrimSuffix(b.Bytes(), []byte{'\n'}))
+}
+
+func writeScalar(buf *bytes.Buffer, v any) error {
+	switch t := v.(type) {
+	case string:
+		writeString(buf, t)
+	case json.Number, bool, nil, float64, int64, int:
+		data, err := json.Marshal(t)
+		if err != nil {
+			return err
+		}
+		buf.Write(data)
+	default:
+		return fmt.Errorf("cannot normalise a value of type %T", v)
+	}
+	return nil
+}

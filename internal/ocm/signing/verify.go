@@ -1,0 +1,274 @@
+package signing
+
+import (
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+)
+
+// Signature algorithms and media types.
+const (
+	AlgorithmRSAPKCS1v15 = "RSASSA-PKCS1-V1_5"
+	AlgorithmRSAPSS      = "RSASSA-PSS"
+	MediaTypePEM         = "application/x-pem-file"
+)
+
+// Digest algorithms of resources, and the marker of a resource excluded
+// from signing.
+const (
+	GenericBlobDigestV1 = "genericBlobDigest/v1"
+	OCIArtifactDigestV1 = "ociArtifactDigest/v1"
+	NoDigest            = "NO-DIGEST"
+)
+
+// Verifier verifies signatures with one key: a public key, or a CA
+// certificate that issued the signer's certificate.
+type Verifier struct {
+	// Name is the signature name it verifies.
+	Name string
+	key  *rsa.PublicKey
+	ca   *x509.CertPool
+}
+
+// NewVerifier reads a PEM public key (PKIX or PKCS#1, or a certificate
+// whose key to use) or a PEM CA certificate; exactly one must be given.
+func NewVerifier(name, publicKey, caCertificate string) (*Verifier, error) {
+	v := &Verifier{Name: name}
+	switch {
+	case publicKey != "" && caCertificate != "":
+		return nil, errors.New("set exactly one of public_key and ca_certificate")
+	case publicKey != "":
+		k, err := parsePublicKey([]byte(publicKey))
+		if err != nil {
+			return nil, fmt.Errorf("public_key of signature %q: %w", name, err)
+		}
+		v.key = k
+	case caCertificate != "":
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(caCertificate)) {
+			return nil, fmt.Errorf("ca_certificate of signature %q holds no PEM certificate", name)
+		}
+		v.ca = pool
+	default:
+		return nil, fmt.Errorf("signature %q has neither public_key nor ca_certificate", name)
+	}
+	return v, nil
+}
+
+func parsePublicKey(data []byte) (*rsa.PublicKey, error) {
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, errors.New("not PEM")
+	}
+	var key any
+	var err error
+	switch block.Type {
+	case "PUBLIC KEY":
+		key, err = x509.ParsePKIXPublicKey(block.Bytes)
+	case "RSA PUBLIC KEY":
+		key, err = x509.ParsePKCS1PublicKey(block.Bytes)
+	case "CERTIFICATE":
+		var cert *x509.Certificate
+		if cert, err = x509.ParseCertificate(block.Bytes); err == nil {
+			key = cert.PublicKey
+		}
+	default:
+		return nil, fmt.Errorf("PEM block %q is not a public key", block.Type)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rk, ok := key.(*rsa.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("a %T key is not supported (RSA)", key)
+	}
+	return rk, nil
+}
+
+// VerifyComponent checks the signature named v.Name of a component
+// version: the recorded digest must be the digest of the descriptor as
+// stored, and the signature must be valid for it.
+func (v *Verifier) VerifyComponent(cv *ocm.ComponentVersion) error {
+	var sig *ocm.Signature
+	names := make([]string, 0, len(cv.Descriptor.Signatures))
+	for i := range cv.Descriptor.Signatures {
+		names = append(names, cv.Descriptor.Signatures[i].Name)
+		if cv.Descriptor.Signatures[i].Name == v.Name {
+			sig = &cv.Descriptor.Signatures[i]
+		}
+	}
+	if sig == nil {
+		if len(names) == 0 {
+			return fmt.Errorf("signature %q: the component version is not signed", v.Name)
+		}
+		return fmt.Errorf("signature %q: the component version has no such signature (it has %s)", v.Name, strings.Join(names, ", "))
+	}
+	digest, err := DescriptorDigest(cv.Raw, sig.Digest.NormalisationAlgorithm, sig.Digest.HashAlgorithm)
+	if err != nil {
+		return fmt.Errorf("signature %q: %w", v.Name, err)
+	}
+	if !strings.EqualFold(digest, sig.Digest.Value) {
+		return fmt.Errorf("signature %q: the descriptor does not match the signed digest: it was modified after signing", v.Name)
+	}
+	sum, err := hex.DecodeString(sig.Digest.Value)
+	if err != nil {
+		return fmt.Errorf("signature %q: digest value is not hex: %w", v.Name, err)
+	}
+	return v.verifySignature(sig.Signature, sum)
+}
+
+// DescriptorDigest returns the hex digest of a stored descriptor.
+func DescriptorDigest(raw []byte, normalisation, hash string) (string, error) {
+	if !isSHA256(hash) {
+		return "", fmt.Errorf("hash algorithm %q is not supported (SHA-256)", hash)
+	}
+	norm, err := Normalise(raw, normalisation)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(norm)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func isSHA256(h string) bool {
+	return strings.EqualFold(h, "SHA-256") || strings.EqualFold(h, "sha256")
+}
+
+func (v *Verifier) verifySignature(s ocm.SignatureSpec, digest []byte) error {
+	key := v.key
+	var sigBytes []byte
+	var chain []*x509.Certificate
+	if s.MediaType == MediaTypePEM || strings.HasPrefix(strings.TrimSpace(s.Value), "-----BEGIN") {
+		rest := []byte(s.Value)
+		for {
+			var block *pem.Block
+			block, rest = pem.Decode(rest)
+			if block == nil {
+				break
+			}
+			switch block.Type {
+			case "SIGNATURE":
+				sigBytes = block.Bytes
+			case "CERTIFICATE":
+				c, err := x509.ParseCertificate(block.Bytes)
+				if err != nil {
+					return fmt.Errorf("signature %q: certificate: %w", v.Name, err)
+				}
+				chain = append(chain, c)
+			}
+		}
+		if sigBytes == nil {
+			return fmt.Errorf("signature %q: the PEM value holds no SIGNATURE block", v.Name)
+		}
+	} else {
+		var err error
+		if sigBytes, err = hex.DecodeString(s.Value); err != nil {
+			return fmt.Errorf("signature %q: the value is neither hex nor PEM", v.Name)
+		}
+	}
+	if v.ca != nil {
+		if len(chain) == 0 {
+			return fmt.Errorf("signature %q carries no certificate to check against ca_certificate (sign with a certificate, or verify with public_key)", v.Name)
+		}
+		inter := x509.NewCertPool()
+		for _, c := range chain[1:] {
+			inter.AddCert(c)
+		}
+		if _, err := chain[0].Verify(x509.VerifyOptions{Roots: v.ca, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
+			return fmt.Errorf("signature %q: the signer's certificate is not issued by ca_certificate: %w", v.Name, err)
+		}
+		if s.Issuer != "" && !issuerMatches(s.Issuer, chain[0]) {
+			return fmt.Errorf("signature %q: the signer's certificate (%s) is not the issuer the signature names (%s)", v.Name, chain[0].Subject, s.Issuer)
+		}
+		rk, ok := chain[0].PublicKey.(*rsa.PublicKey)
+		if !ok {
+			return fmt.Errorf("signature %q: the signer's key is not RSA", v.Name)
+		}
+		key = rk
+	}
+	var err error
+	switch s.Algorithm {
+	case AlgorithmRSAPKCS1v15:
+		err = rsa.VerifyPKCS1v15(key, crypto.SHA256, digest, sigBytes)
+	case AlgorithmRSAPSS:
+		err = rsa.VerifyPSS(key, crypto.SHA256, digest, sigBytes, nil)
+	default:
+		return fmt.Errorf("signature %q: algorithm %q is not supported (%s, %s)", v.Name, s.Algorithm, AlgorithmRSAPKCS1v15, AlgorithmRSAPSS)
+	}
+	if err != nil {
+		return fmt.Errorf("signature %q is not valid for the key: %w", v.Name, err)
+	}
+	return nil
+}
+
+// issuerMatches compares the signature's issuer, an RFC 2253 name or a
+// plain common name, with the certificate's subject.
+func issuerMatches(issuer string, c *x509.Certificate) bool {
+	if issuer == c.Subject.String() || issuer == c.Subject.CommonName {
+		return true
+	}
+	parts := strings.Split(issuer, ",")
+	for _, p := range parts {
+		k, val, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if strings.EqualFold(k, "CN") && val == c.Subject.CommonName {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckBlob checks blob content against the digest its resource records
+// in a signed descriptor.
+func (v *Verifier) CheckBlob(res ocm.Resource, blob *ocm.Blob) error {
+	d := res.Digest
+	if d == nil {
+		return fmt.Errorf("the signed descriptor records no digest for resource %q, so its content cannot be verified", res.Name)
+	}
+	if d.HashAlgorithm == NoDigest || d.NormalisationAlgorithm == "EXCLUDE-FROM-SIGNATURE" {
+		return fmt.Errorf("resource %q is excluded from the signature, so its content cannot be verified", res.Name)
+	}
+	if !isSHA256(d.HashAlgorithm) {
+		return fmt.Errorf("resource %q: hash algorithm %q is not supported (SHA-256)", res.Name, d.HashAlgorithm)
+	}
+	var got string
+	switch d.NormalisationAlgorithm {
+	case GenericBlobDigestV1:
+		sum := sha256.Sum256(blob.Data)
+		got = hex.EncodeToString(sum[:])
+	case OCIArtifactDigestV1:
+		if blob.ArtifactDigest == "" {
+			return fmt.Errorf("resource %q records an OCI artifact digest, but its content was not read as an OCI artifact", res.Name)
+		}
+		got = strings.TrimPrefix(blob.ArtifactDigest, "sha256:")
+	default:
+		return fmt.Errorf("resource %q: digest normalisation %q is not supported (%s, %s)", res.Name, d.NormalisationAlgorithm, GenericBlobDigestV1, OCIArtifactDigestV1)
+	}
+	if !strings.EqualFold(got, d.Value) {
+		return fmt.Errorf("resource %q does not match the digest its signed descriptor records: its content was modified", res.Name)
+	}
+	return nil
+}
+
+// CheckReference checks a referenced component version against the digest
+// a signed descriptor records for the reference.
+func (v *Verifier) CheckReference(ref ocm.Reference, referenced *ocm.ComponentVersion) error {
+	if ref.Digest == nil {
+		return fmt.Errorf("the signed descriptor records no digest for reference %q, so %s cannot be verified", ref.Name, referenced.Descriptor.ID())
+	}
+	got, err := DescriptorDigest(referenced.Raw, ref.Digest.NormalisationAlgorithm, ref.Digest.HashAlgorithm)
+	if err != nil {
+		return fmt.Errorf("reference %q: %w", ref.Name, err)
+	}
+	if !strings.EqualFold(got, ref.Digest.Value) {
+		return fmt.Errorf("%s does not match the digest recorded by reference %q: it changed after the referencing version was signed", referenced.Descriptor.ID(), ref.Name)
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package signing_test
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing/signtest"
+)
+
+var blueprint = []byte("blueprint content")
+
+func descriptor() []byte {
+	return []byte(`meta:
+  schemaVersion: v2
+component:
+  name: github.com/acme/app
+  version: 1.0.0
+  provider: acme
+  repositoryContexts: [{type: OCIRegistry, baseUrl: ghcr.io/acme/ocm}]
+  sources: []
+  componentReferences: []
+  labels: [{name: team, value: a}]
+  resources:
+  - name: blueprint
+    version: 1.0.0
+    type: blueprint
+    relation: local
+    access: {type: localBlob, localReference: "sha256:` + signtest.Digest(blueprint) + `"}
+    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: genericBlobDigest/v1, value: ` + signtest.Digest(blueprint) + `}
+`)
+}
+
+func key(t *testing.T) *rsa.PrivateKey {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func version(t *testing.T, raw []byte) *ocm.ComponentVersion {
+	t.Helper()
+	d, err := ocm.ParseDescriptor(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &ocm.ComponentVersion{Descriptor: d, Raw: raw}
+}
+
+func sign(t *testing.T, raw []byte, o signtest.Options) []byte {
+	t.Helper()
+	out, err := signtest.Sign(raw, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestVerifyPublicKey(t *testing.T) {
+	k, other := key(t), key(t)
+	pkcs1 := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PUBLIC KEY", Bytes: x509.MarshalPKCS1PublicKey(&k.PublicKey)}))
+	for _, algo := range []string{signing.AlgorithmRSAPKCS1v15, signing.AlgorithmRSAPSS} {
+		for _, norm := range []string{signing.JSONNormalisationV1, signing.JSONNormalisationV2, signing.JSONNormalisationV3} {
+			signed := sign(t, descriptor(), signtest.Options{Name: "acme", Key: k, Algorithm: algo, Normalisation: norm})
+			for _, pub := range []string{signtest.PublicKeyPEM(k), pkcs1} {
+				v, err := signing.NewVerifier("acme", pub, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := v.VerifyComponent(version(t, signed)); err != nil {
+					t.Fatalf("%s %s: %v", algo, norm, err)
+				}
+			}
+			// Wrong key.
+			v, _ := signing.NewVerifier("acme", signtest.PublicKeyPEM(other), "")
+			if err := v.VerifyComponent(version(t, signed)); err == nil || !strings.Contains(err.Error(), "not valid for the key") {
+				t.Fatalf("%s %s wrong key: %v", algo, norm, err)
+			}
+			// A signed field changed after signing.
+			tampered := []byte(strings.Replace(string(signed), "relation: local", "relation: external", 1))
+			v, _ = signing.NewVerifier("acme", signtest.PublicKeyPEM(k), "")
+			if err := v.VerifyComponent(version(t, tampered)); err == nil || !strings.Contains(err.Error(), "modified after signing") {
+				t.Fatalf("%s %s tampered: %v", algo, norm, err)
+			}
+			// Fields that are not signed may change (a transfer rewrites
+			// repository contexts and accesses).
+			moved := []byte(strings.Replace(string(signed), "ghcr.io/acme/ocm", "registry.internal/mirror", 1))
+			if err := v.VerifyComponent(version(t, moved)); err != nil {
+				t.Fatalf("%s %s moved: %v", algo, norm, err)
+			}
+		}
+	}
+	v, _ := signing.NewVerifier("acme", signtest.PublicKeyPEM(k), "")
+	if err := v.VerifyComponent(version(t, descriptor())); err == nil || !strings.Contains(err.Error(), "not signed") {
+		t.Fatalf("unsigned: %v", err)
+	}
+	signed := sign(t, descriptor(), signtest.Options{Name: "other", Key: k})
+	if err := v.VerifyComponent(version(t, signed)); err == nil || !strings.Contains(err.Error(), "it has other") {
+		t.Fatalf("other name: %v", err)
+	}
+	bad := []byte(strings.Replace(string(sign(t, descriptor(), signtest.Options{Name: "acme", Key: k})), "RSASSA-PKCS1-V1_5", "ECDSA", 1))
+	if err := v.VerifyComponent(version(t, bad)); err == nil || !strings.Contains(err.Error(), `"ECDSA" is not supported`) {
+		t.Fatalf("algorithm: %v", err)
+	}
+}
+
+func TestVerifyCACertificate(t *testing.T) {
+	caKey, signerKey, rogueKey := key(t), key(t), key(t)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "acme CA"}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	caDER, _ := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	caCert, _ := x509.ParseCertificate(caDER)
+	leaf := func(parent *x509.Certificate, parentKey *rsa.PrivateKey) []byte {
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "acme signer"},
+			KeyUsage: x509.KeyUsageDigitalSignature, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &signerKey.PublicKey, parentKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return der
+	}
+	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}))
+	v, err := signing.NewVerifier("acme", "", caPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := sign(t, descriptor(), signtest.Options{Name: "acme", Key: signerKey, Chain: [][]byte{leaf(caCert, caKey)}, Issuer: "CN=acme signer"})
+	if err := v.VerifyComponent(version(t, signed)); err != nil {
+		t.Fatal(err)
+	}
+	// A self-issued certificate is not the CA's.
+	selfTmpl := &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "acme signer"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	selfDER, _ := x509.CreateCertificate(rand.Reader, selfTmpl, selfTmpl, &signerKey.PublicKey, rogueKey)
+	signed = sign(t, descriptor(), signtest.Options{Name: "acme", Key: signerKey, Chain: [][]byte{selfDER}})
+	if err := v.VerifyComponent(version(t, signed)); err == nil || !strings.Contains(err.Error(), "not issued by ca_certificate") {
+		t.Fatalf("self-issued: %v", err)
+	}
+	// No certificate in the signature.
+	signed = sign(t, descriptor(), signtest.Options{Name: "acme", Key: signerKey})
+	if err := v.VerifyComponent(version(t, signed)); err == nil || !strings.Contains(err.Error(), "carries no certificate") {
+		t.Fatalf("no certificate: %v", err)
+	}
+}
+
+func TestCheckBlobAndReference(t *testing.T) {
+	v, _ := signing.NewVerifier("acme", signtest.PublicKeyPEM(key(t)), "")
+	cv := version(t, descriptor())
+	res := cv.Descriptor.Component.Resources[0]
+	if err := v.CheckBlob(res, &ocm.Blob{Data: blueprint}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.CheckBlob(res, &ocm.Blob{Data: []byte("tampered")}); err == nil || !strings.Contains(err.Error(), "was modified") {
+		t.Fatalf("tampered blob: %v", err)
+	}
+	art := ocm.Resource{Name: "chart", Digest: &ocm.DigestSpec{HashAlgorithm: "SHA-256", NormalisationAlgorithm: signing.OCIArtifactDigestV1, Value: "abcd"}}
+	if err := v.CheckBlob(art, &ocm.Blob{Data: []byte("x"), ArtifactDigest: "sha256:abcd"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.CheckBlob(art, &ocm.Blob{Data: []byte("x"), ArtifactDigest: "sha256:ffff"}); err == nil {
+		t.Fatal("wrong artifact digest accepted")
+	}
+	if err := v.CheckBlob(ocm.Resource{Name: "x"}, &ocm.Blob{}); err == nil || !strings.Contains(err.Error(), "no digest") {
+		t.Fatalf("no digest: %v", err)
+	}
+
+	d, _ := signtest.ReferenceDigest(descriptor(), signing.JSONNormalisationV1)
+	ref := ocm.Reference{Name: "app", Digest: &ocm.DigestSpec{HashAlgorithm: "SHA-256", NormalisationAlgorithm: signing.JSONNormalisationV1, Value: fmt.Sprint(d["value"])}}
+	if err := v.CheckReference(ref, cv); err != nil {
+		t.Fatal(err)
+	}
+	changed := version(t, []byte(strings.Replace(string(descriptor()), "type: blueprint", "type: landscaper.gardener.cloud/blueprint", 1)))
+	if err := v.CheckReference(ref, changed); err == nil || !strings.Contains(err.Error(), "changed after") {
+		t.Fatalf("changed reference: %v", err)
+	}
+}
