@@ -115,32 +115,11 @@ func (r *repository) ComponentVersion(ctx context.Context, component, version st
 	if err != nil {
 		return nil, fmt.Errorf("%s: the manifest is malformed: %w", what, err)
 	}
-	var layer *v1.Descriptor
-	for i := range m.Layers {
-		if _, ok := descriptorLayerTypes[string(m.Layers[i].MediaType)]; ok {
-			layer = &m.Layers[i]
-			break
-		}
-	}
-	if layer == nil {
-		types := make([]string, 0, len(m.Layers))
-		for _, l := range m.Layers {
-			types = append(types, string(l.MediaType))
-		}
-		return nil, fmt.Errorf("%s: the artifact holds no component descriptor layer (config %s, layers %s)", what, m.Config.MediaType, strings.Join(types, ", "))
-	}
-	if layer.Size > ocm.MaxDescriptorSize*2 {
-		return nil, fmt.Errorf("%s: the descriptor layer is %d bytes, larger than the limit", what, layer.Size)
-	}
-	data, err := r.c.blob(ctx, ref.Context(), layer.Digest.String(), ocm.MaxDescriptorSize*2, "the component descriptor of "+what)
+	raw, err := DescriptorFromManifest(m, func(digest string) ([]byte, error) {
+		return r.c.blob(ctx, ref.Context(), digest, ocm.MaxDescriptorSize*2, "the component descriptor of "+what)
+	})
 	if err != nil {
-		return nil, err
-	}
-	raw := data
-	if descriptorLayerTypes[string(layer.MediaType)] {
-		if raw, err = descriptorFromTar(data); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	d, err := ocm.ParseDescriptor(raw)
 	if err != nil {
@@ -154,6 +133,37 @@ func (r *repository) ComponentVersion(ctx context.Context, component, version st
 		Blobs:      &blobs{r: r, repo: ref.Context(), manifest: m},
 		Warning:    warning,
 	}, nil
+}
+
+// DescriptorFromManifest finds the component descriptor layer of a
+// component version's manifest, in any of the known media types, and
+// returns the descriptor; blob reads a layer by digest.
+func DescriptorFromManifest(m *v1.Manifest, blob func(digest string) ([]byte, error)) ([]byte, error) {
+	var layer *v1.Descriptor
+	for i := range m.Layers {
+		if _, ok := descriptorLayerTypes[string(m.Layers[i].MediaType)]; ok {
+			layer = &m.Layers[i]
+			break
+		}
+	}
+	if layer == nil {
+		types := make([]string, 0, len(m.Layers))
+		for _, l := range m.Layers {
+			types = append(types, string(l.MediaType))
+		}
+		return nil, fmt.Errorf("the artifact holds no component descriptor layer (config %s, layers %s)", m.Config.MediaType, strings.Join(types, ", "))
+	}
+	if layer.Size > ocm.MaxDescriptorSize*2 {
+		return nil, fmt.Errorf("the descriptor layer is %d bytes, larger than the limit", layer.Size)
+	}
+	data, err := blob(layer.Digest.String())
+	if err != nil {
+		return nil, err
+	}
+	if descriptorLayerTypes[string(layer.MediaType)] {
+		return descriptorFromTar(data)
+	}
+	return data, nil
 }
 
 // descriptorFromTar takes component-descriptor.yaml out of a descriptor

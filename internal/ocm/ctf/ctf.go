@@ -1,0 +1,338 @@
+// Package ctf reads OCM repositories kept in files: a common transport
+// format (CTF: artifact-index.json and blobs/, as `ocm add componentversions
+// --create --file` and `ocm transfer` write it), as a directory or a tar
+// archive (gzipped or not), and a component archive (component-descriptor.yaml
+// and blobs/, as `ocm download component` or the Gardener component-cli
+// write it).
+package ctf
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ociregistry"
+)
+
+// Limits on what an archive may make this process read.
+const (
+	MaxArchiveSize = 1 << 30
+	MaxEntries     = 100000
+	MaxBlobSize    = 256 << 20
+)
+
+// Open opens the file repository at p: a CTF directory or archive, or a
+// component archive directory or archive.
+func Open(p string) (ocm.Repository, error) {
+	spec := ocm.RepositorySpec{Type: ocm.TypeCTF, FilePath: p, Raw: map[string]any{"type": ocm.TypeCTF, "filePath": p}}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", p, err)
+	}
+	var files fileSet
+	if fi.IsDir() {
+		root, err := os.OpenRoot(p)
+		if err != nil {
+			return nil, fmt.Errorf("repository %s: %w", p, err)
+		}
+		files = dirFiles{root: root}
+	} else {
+		m, err := readArchive(p)
+		if err != nil {
+			return nil, fmt.Errorf("repository %s: %w", p, err)
+		}
+		files = m
+	}
+	switch {
+	case files.exists("artifact-index.json"):
+		return openCTF(spec, files)
+	case files.exists("component-descriptor.yaml"):
+		spec.Type, spec.Raw["type"] = ocm.TypeComponentArchive, ocm.TypeComponentArchive
+		return openArchive(spec, files)
+	}
+	return nil, fmt.Errorf("repository %s is neither a CTF (no artifact-index.json) nor a component archive (no component-descriptor.yaml)", p)
+}
+
+// fileSet is the files of a repository: a directory, read on demand, or an
+// archive held in memory.
+type fileSet interface {
+	exists(name string) bool
+	read(name string, limit int64) ([]byte, error)
+}
+
+type dirFiles struct{ root *os.Root }
+
+func (d dirFiles) exists(name string) bool {
+	_, err := d.root.Stat(name)
+	return err == nil
+}
+
+// read goes through os.Root, so a name or a symbolic link cannot leave the
+// repository directory.
+func (d dirFiles) read(name string, limit int64) ([]byte, error) {
+	f, err := d.root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes, larger than the limit of %d", name, fi.Size(), limit)
+	}
+	return readLimited(f, limit, name)
+}
+
+type memFiles map[string][]byte
+
+func (m memFiles) exists(name string) bool { _, ok := m[name]; return ok }
+
+func (m memFiles) read(name string, limit int64) ([]byte, error) {
+	data, ok := m[name]
+	if !ok {
+		return nil, fs.ErrNotExist
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is %d bytes, larger than the limit of %d", name, len(data), limit)
+	}
+	return data, nil
+}
+
+func readLimited(r io.Reader, limit int64, what string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", what, limit)
+	}
+	return data, nil
+}
+
+// readArchive reads a tar archive, gzipped or not, into memory. Entries
+// with absolute names, names that climb out of the archive, or links are
+// refused: an archive must not reach outside itself.
+func readArchive(p string) (memFiles, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	var head [2]byte
+	n, _ := io.ReadFull(f, head[:])
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	var r io.Reader = io.LimitReader(f, MaxArchiveSize+1)
+	if n == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		r = io.LimitReader(zr, MaxArchiveSize+1)
+	}
+	tr := tar.NewReader(r)
+	files := memFiles{}
+	var total int64
+	for i := 0; ; i++ {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if i == 0 {
+				return nil, fmt.Errorf("not a directory, tar or tar.gz archive: %w", err)
+			}
+			return nil, fmt.Errorf("tar: %w", err)
+		}
+		if i >= MaxEntries {
+			return nil, fmt.Errorf("more than %d entries", MaxEntries)
+		}
+		name := h.Name
+		if path.IsAbs(name) || strings.HasPrefix(path.Clean(name), "../") || path.Clean(name) == ".." || strings.Contains(name, "\\") {
+			return nil, fmt.Errorf("entry %q points outside the archive", name)
+		}
+		name = strings.TrimPrefix(path.Clean(name), "./")
+		switch h.Typeflag {
+		case tar.TypeDir:
+			continue
+		case tar.TypeReg:
+		case tar.TypeSymlink, tar.TypeLink:
+			return nil, fmt.Errorf("entry %q is a link, which an archive repository must not hold", name)
+		default:
+			continue
+		}
+		if h.Size > MaxBlobSize {
+			return nil, fmt.Errorf("entry %q is %d bytes, larger than the limit of %d", name, h.Size, MaxBlobSize)
+		}
+		total += h.Size
+		if total > MaxArchiveSize {
+			return nil, fmt.Errorf("the archive holds more than %d bytes", MaxArchiveSize)
+		}
+		data, err := readLimited(tr, MaxBlobSize, name)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = data
+	}
+	return files, nil
+}
+
+// index is a CTF's artifact-index.json.
+type index struct {
+	SchemaVersion int `json:"schemaVersion"`
+	Artifacts     []struct {
+		Repository string `json:"repository"`
+		Tag        string `json:"tag"`
+		Digest     string `json:"digest"`
+	} `json:"artifacts"`
+}
+
+type ctfRepo struct {
+	spec  ocm.RepositorySpec
+	files fileSet
+	index index
+}
+
+func openCTF(spec ocm.RepositorySpec, files fileSet) (*ctfRepo, error) {
+	data, err := files.read("artifact-index.json", ocm.MaxDescriptorSize)
+	if err != nil {
+		return nil, fmt.Errorf("CTF %s: %w", spec.FilePath, err)
+	}
+	r := &ctfRepo{spec: spec, files: files}
+	if err := json.Unmarshal(data, &r.index); err != nil {
+		return nil, fmt.Errorf("CTF %s: artifact-index.json: %w", spec.FilePath, err)
+	}
+	if r.index.SchemaVersion != 1 {
+		return nil, fmt.Errorf("CTF %s: artifact-index.json has schemaVersion %d (1 is supported)", spec.FilePath, r.index.SchemaVersion)
+	}
+	return r, nil
+}
+
+func (r *ctfRepo) Spec() ocm.RepositorySpec { return r.spec }
+
+// blobName is where a CTF keeps the blob of a digest.
+func blobName(digest string) (string, error) {
+	algo, hexDigest, ok := strings.Cut(digest, ":")
+	if !ok || algo != "sha256" || len(hexDigest) != 64 || strings.ContainsAny(hexDigest, "/.\\") {
+		return "", fmt.Errorf("%q is not a sha256 digest", digest)
+	}
+	return "blobs/sha256." + hexDigest, nil
+}
+
+func (r *ctfRepo) blob(digest string, limit int64) ([]byte, error) {
+	name, err := blobName(digest)
+	if err != nil {
+		return nil, err
+	}
+	data, err := r.files.read(name, limit)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("CTF %s has no blob %s: %w", r.spec.FilePath, digest, ocm.ErrNotFound)
+		}
+		return nil, fmt.Errorf("CTF %s: %w", r.spec.FilePath, err)
+	}
+	if ocm.Digest(data) != digest {
+		return nil, fmt.Errorf("CTF %s: blob %s does not match its digest", r.spec.FilePath, digest)
+	}
+	return data, nil
+}
+
+func (r *ctfRepo) ComponentVersion(_ context.Context, name, version string) (*ocm.ComponentVersion, error) {
+	repo := "component-descriptors/" + name
+	tag := strings.ReplaceAll(version, "+", ".build-")
+	var digest string
+	var held []string
+	for _, a := range r.index.Artifacts {
+		if c, ok := strings.CutPrefix(a.Repository, "component-descriptors/"); ok {
+			held = append(held, c+":"+a.Tag)
+		}
+		if a.Repository == repo && (a.Tag == tag || a.Tag == version) {
+			digest = a.Digest
+		}
+	}
+	if digest == "" {
+		slices.Sort(held)
+		return nil, fmt.Errorf("CTF %s has no component version %s:%s (it holds %s): %w", r.spec.FilePath, name, version,
+			strings.Join(held, ", "), ocm.ErrNotFound)
+	}
+	what := fmt.Sprintf("CTF %s: component version %s:%s", r.spec.FilePath, name, version)
+	manifest, err := r.blob(digest, ocm.MaxDescriptorSize)
+	if err != nil {
+		return nil, err
+	}
+	m, err := v1.ParseManifest(bytes.NewReader(manifest))
+	if err != nil {
+		return nil, fmt.Errorf("%s: the manifest is malformed: %w", what, err)
+	}
+	raw, err := ociregistry.DescriptorFromManifest(m, func(d string) ([]byte, error) { return r.blob(d, 2*ocm.MaxDescriptorSize) })
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	d, err := ocm.ParseDescriptor(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return &ocm.ComponentVersion{Descriptor: d, Raw: raw, Digest: digest, Repository: r.spec,
+		Blobs: &ctfBlobs{r: r, manifest: m}}, nil
+}
+
+type ctfBlobs struct {
+	r        *ctfRepo
+	manifest *v1.Manifest
+}
+
+func (b *ctfBlobs) Blob(_ context.Context, access map[string]any) (*ocm.Blob, error) {
+	var digest, mediaType string
+	switch ocm.AccessType(access) {
+	case ocm.AccessLocalBlob:
+		var a struct {
+			LocalReference string `json:"localReference"`
+			MediaType      string `json:"mediaType"`
+		}
+		if err := ocm.DecodeAccess(access, &a); err != nil {
+			return nil, err
+		}
+		digest, mediaType = a.LocalReference, a.MediaType
+	case ocm.AccessLocalOCIBlob:
+		var a struct {
+			Digest string `json:"digest"`
+		}
+		if err := ocm.DecodeAccess(access, &a); err != nil {
+			return nil, err
+		}
+		digest = a.Digest
+	default:
+		return nil, ocm.ErrUnsupportedAccess
+	}
+	data, err := b.r.blob(digest, MaxBlobSize)
+	if err != nil {
+		return nil, err
+	}
+	if mediaType == "" {
+		for _, l := range b.manifest.Layers {
+			if l.Digest.String() == digest {
+				mediaType = string(l.MediaType)
+			}
+		}
+	}
+	return &ocm.Blob{MediaType: mediaType, Data: data, Digest: digest}, nil
+}
