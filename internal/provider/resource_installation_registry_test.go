@@ -125,8 +125,8 @@ func TestAccInstallation_fromRegistry(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: cfg, ConfigStateChecks: exampleExports, Check: noSecretInState},
 			{
-				PreConfig: reg.ResetCounts,
-				Config:    cfg,
+				PreConfig:        reg.ResetCounts,
+				Config:           cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check: func(*terraform.State) error {
 					// Terraform plans twice in this step (plan, then the
@@ -143,7 +143,7 @@ func TestAccInstallation_fromRegistry(t *testing.T) {
 				PreConfig: func() {
 					reg.SetDown(true)
 				},
-				Config: cfg,
+				Config:           cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
 			{
