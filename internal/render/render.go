@@ -93,6 +93,10 @@ func Load(ctx context.Context, src Source, opts Options) (installation.Blueprint
 		}
 		bp, err = l.cache.Resource(l.set, comp, src.Ref)
 		if err != nil {
+			var ve *component.VerificationError
+			if errors.As(err, &ve) {
+				return nil, &SourceError{Field: "verification", Err: err}
+			}
 			return nil, &SourceError{Field: "ref", Err: err}
 		}
 	default:
@@ -128,6 +132,10 @@ func loadComponents(ctx context.Context, c *Component, opts Options) (*component
 	set, err := component.Resolve(ctx, o)
 	if err == nil {
 		return set, nil
+	}
+	var ve *component.VerificationError
+	if errors.As(err, &ve) {
+		return nil, &SourceError{Field: "verification", Err: err}
 	}
 	if strings.Contains(err.Error(), "constructor ") {
 		return nil, constructorError(c.Constructors, err)

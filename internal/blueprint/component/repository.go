@@ -27,6 +27,13 @@ type Verifier interface {
 	CheckBlob(res ocm.Resource, blob *ocm.Blob) error
 }
 
+// VerificationError is a signature or digest that does not hold: content
+// that must not be used.
+type VerificationError struct{ Err error }
+
+func (e *VerificationError) Error() string { return e.Err.Error() }
+func (e *VerificationError) Unwrap() error { return e.Err }
+
 // ResolveOptions say where the components of an installation come from.
 type ResolveOptions struct {
 	// Constructors are component-constructor files; their components win
@@ -113,7 +120,7 @@ func (w *walk) root(ref ocm.Ref) error {
 		}
 		if w.verifier != nil {
 			if err := w.verifier.VerifyComponent(cv); err != nil {
-				return fmt.Errorf("component %s: %w", cv.Descriptor.ID(), err)
+				return &VerificationError{Err: fmt.Errorf("component %s: %w", cv.Descriptor.ID(), err)}
 			}
 		}
 		c := w.s.addVersion(cv, w.verifier != nil)
@@ -194,7 +201,7 @@ func (w *walk) expand(level []*Component, seen map[*Component]bool) ([]*Componen
 					r.p.from.ID(), r.p.ref.Name, r.id)
 			}
 			if err := w.verifier.CheckReference(r.p.ref.toOCM(), c.cv); err != nil {
-				return nil, fmt.Errorf("component %s: reference %q: %w", r.p.from.ID(), r.p.ref.Name, err)
+				return nil, &VerificationError{Err: fmt.Errorf("component %s: reference %q: %w", r.p.from.ID(), r.p.ref.Name, err)}
 			}
 			c.verified = true
 		}
@@ -264,7 +271,7 @@ func (s *Set) repositoryResource(c *Component, res ocm.Resource, _ string) *Reso
 				return nil, errors.New("internal error: a verified component without a verifier")
 			}
 			if err := s.verifier.CheckBlob(res, b); err != nil {
-				return nil, fmt.Errorf("resource %q of component %s: %w", res.Name, c.ID(), err)
+				return nil, &VerificationError{Err: fmt.Errorf("resource %q of component %s: %w", res.Name, c.ID(), err)}
 			}
 		}
 		if int64(len(b.Data)) > MaxBlobSize {
