@@ -149,6 +149,11 @@ func (m componentsModel) decode(ctx context.Context) (componentsConfig, diag.Dia
 		for host, cr := range creds {
 			at := path.Root(attrRegistryCredentials).AtMapKey(host)
 			rc := registryCredential{username: cr.Username.ValueString(), password: cr.Password.ValueString(), token: cr.Token.ValueString()}
+			if cr.Username.IsUnknown() || cr.Password.IsUnknown() || cr.Token.IsUnknown() {
+				// Validation sees variables as unknown; so may a provider
+				// configured from other resources. Check what is known.
+				continue
+			}
 			switch {
 			case rc.token != "" && (rc.username != "" || rc.password != ""):
 				diags.AddAttributeError(at, "Invalid registry credentials", "set either token, or username and password, not both")
