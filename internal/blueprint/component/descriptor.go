@@ -23,7 +23,11 @@ const SchemaVersion = "v2"
 // repository, the components come straight from constructor files.
 func (c *Component) Descriptor() map[string]any {
 	if c.cv != nil {
-		return c.cv.Descriptor.Generic()
+		// Decoded once; every caller gets its own deep copy, cheaper than
+		// decoding again for each node of a tree.
+		c.genericOnce.Do(func() { c.generic = c.cv.Descriptor.Generic() })
+		m, _ := generic(c.generic).(map[string]any)
+		return m
 	}
 	resources := make([]any, 0, len(c.resources))
 	for _, r := range c.resources {

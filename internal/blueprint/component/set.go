@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/yaml"
 
@@ -56,6 +57,9 @@ type Component struct {
 	// checked signature.
 	cv       *ocm.ComponentVersion
 	verified bool
+
+	genericOnce sync.Once
+	generic     map[string]any
 }
 
 // ID returns the component's name and version.
