@@ -119,14 +119,13 @@ func TestResolveTransitiveOnce(t *testing.T) {
 	if err != nil || string(blob.Data) != "blueprint content" {
 		t.Fatalf("content = %v, %v", blob, err)
 	}
-	if cd := root.Descriptor(); cd["component"].(map[string]any)["name"] != "root" {
-		t.Fatalf("descriptor %v", cd)
+	if comp, _ := root.Descriptor()["component"].(map[string]any); comp["name"] != "root" {
+		t.Fatalf("descriptor %v", comp)
 	}
 	// The digest is what the repository stores: a re-push changes it.
 	d1 := s.Digest()
-	_, r2 := newFake()
 	f.descs["c:1"] = descYAML("c", "1", nil, "  - {name: x, version: '1', type: plain, access: {type: localBlob, localReference: 'sha256:bp'}}")
-	r2 = ocm.NewResolver(ocm.Context{RepositoryContext: r.Context().RepositoryContext,
+	r2 := ocm.NewResolver(ocm.Context{RepositoryContext: r.Context().RepositoryContext,
 		Open: func(ocm.RepositorySpec) (ocm.Repository, error) { return f, nil }})
 	s2, err := Resolve(context.Background(), ResolveOptions{Root: ID{"root", "1"}, Resolver: r2})
 	if err != nil {

@@ -141,7 +141,7 @@ func readArchive(p string) (memFiles, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	var r io.Reader = io.LimitReader(f, MaxArchiveSize+1)
+	r := io.LimitReader(f, MaxArchiveSize+1)
 	if n == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		zr, err := gzip.NewReader(r)
 		if err != nil {

@@ -61,7 +61,8 @@ spec:
 // testClient trusts ca and uses no Docker config unless keys says so.
 func testClient(t *testing.T, ca *ocitest.CA, o Options) *Client {
 	t.Helper()
-	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr, _ := http.DefaultTransport.(*http.Transport)
+	tr = tr.Clone()
 	if ca != nil {
 		tr.TLSClientConfig = &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}
 	}

@@ -98,13 +98,13 @@ func signingLabels(v any) []any {
 	return out
 }
 
-// filterLabels replaces m[key] by its signing labels, dropping it when
-// none are left.
-func filterLabels(m map[string]any, key string) {
-	if l := signingLabels(m[key]); len(l) > 0 {
-		m[key] = l
+// filterLabels replaces m's labels by its signing labels, dropping them
+// when none are left.
+func filterLabels(m map[string]any) {
+	if l := signingLabels(m["labels"]); len(l) > 0 {
+		m["labels"] = l
 	} else {
-		delete(m, key)
+		delete(m, "labels")
 	}
 }
 
@@ -133,7 +133,7 @@ func v1Prepare(doc map[string]any) map[string]any {
 			if s, ok := v.(string); ok {
 				var p map[string]any
 				if json.Unmarshal([]byte(s), &p) == nil {
-					filterLabels(p, "labels")
+					filterLabels(p)
 					v = p
 				}
 			}
@@ -142,7 +142,7 @@ func v1Prepare(doc map[string]any) map[string]any {
 			comp[k] = v
 		}
 	}
-	filterLabels(comp, "labels")
+	filterLabels(comp)
 	var resources []any
 	for _, r := range asList(comp["resources"]) {
 		m := cloneMap(asMap(r))
@@ -151,7 +151,7 @@ func v1Prepare(doc map[string]any) map[string]any {
 		}
 		delete(m, "access")
 		delete(m, "srcRefs")
-		filterLabels(m, "labels")
+		filterLabels(m)
 		if _, ok := m["extraIdentity"]; !ok {
 			m["extraIdentity"] = nil
 		}
@@ -163,7 +163,7 @@ func v1Prepare(doc map[string]any) map[string]any {
 	var refs []any
 	for _, r := range asList(comp["componentReferences"]) {
 		m := cloneMap(asMap(r))
-		filterLabels(m, "labels")
+		filterLabels(m)
 		if _, ok := m["extraIdentity"]; !ok {
 			m["extraIdentity"] = nil
 		}
@@ -338,10 +338,10 @@ func v2Prepare(doc map[string]any) map[string]any {
 	delete(comp, "repositoryContexts")
 	if p := asMap(comp["provider"]); p != nil {
 		p = cloneMap(p)
-		filterLabels(p, "labels")
+		filterLabels(p)
 		comp["provider"] = p
 	}
-	filterLabels(comp, "labels")
+	filterLabels(comp)
 	var resources []any
 	for _, r := range asList(comp["resources"]) {
 		m := cloneMap(asMap(r))
@@ -350,7 +350,7 @@ func v2Prepare(doc map[string]any) map[string]any {
 		}
 		delete(m, "access")
 		delete(m, "srcRefs")
-		filterLabels(m, "labels")
+		filterLabels(m)
 		resources = append(resources, m)
 	}
 	comp["resources"] = orEmpty(resources)
@@ -358,14 +358,14 @@ func v2Prepare(doc map[string]any) map[string]any {
 	for _, s := range asList(comp["sources"]) {
 		m := cloneMap(asMap(s))
 		delete(m, "access")
-		filterLabels(m, "labels")
+		filterLabels(m)
 		sources = append(sources, m)
 	}
 	comp["sources"] = orEmpty(sources)
 	var refs []any
 	for _, r := range asList(comp["componentReferences"]) {
 		m := cloneMap(asMap(r))
-		filterLabels(m, "labels")
+		filterLabels(m)
 		refs = append(refs, m)
 	}
 	comp["componentReferences"] = orEmpty(refs)
