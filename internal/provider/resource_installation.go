@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -28,7 +27,7 @@ import (
 const installationType = "landscaper_installation"
 
 // installationSchemaVersion is bumped whenever the schema's type changes.
-const installationSchemaVersion = 0
+const installationSchemaVersion = 2
 
 var (
 	_ resource.Resource                = (*installationResource)(nil)
@@ -43,10 +42,6 @@ type installationResource struct{ servedBelowFramework }
 
 func (r *installationResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_installation"
-}
-
-func targetObjectType() types.ObjectType {
-	return types.ObjectType{AttrTypes: map[string]attr.Type{"type": types.StringType, "config": types.StringType}}
 }
 
 func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -94,18 +89,20 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"declarations and JSON schemas at plan time when known.",
 				Optional: true,
 			},
-			attrTargets: targetsAttribute("Target imports by import name: Landscaper's Target spec (`type`, `config`)"),
+			attrTargets: installationTargetsAttribute(),
 			"target_lists": schema.MapAttribute{
-				MarkdownDescription: "Target list imports by import name. Sensitive, like `targets`.",
-				Optional:            true,
-				Sensitive:           true,
-				ElementType:         types.ListType{ElemType: targetObjectType()},
+				MarkdownDescription: "Target list imports by import name; each target as in `targets` (`type`, `config`, " +
+					"optionally `name`, `labels`, `annotations`). Sensitive, like `targets`.",
+				Optional:    true,
+				Sensitive:   true,
+				ElementType: types.ListType{ElemType: installationTargetType()},
 			},
 			"target_maps": schema.MapAttribute{
-				MarkdownDescription: "Target map imports by import name, each a map of targets by key. Sensitive, like `targets`.",
-				Optional:            true,
-				Sensitive:           true,
-				ElementType:         types.MapType{ElemType: targetObjectType()},
+				MarkdownDescription: "Target map imports by import name, each a map of targets by key; each target as in " +
+					"`targets`. Sensitive, like `targets`.",
+				Optional:    true,
+				Sensitive:   true,
+				ElementType: types.MapType{ElemType: installationTargetType()},
 			},
 			"exports": schema.DynamicAttribute{
 				MarkdownDescription: "The blueprint's data exports by name, as its export executions computed them.",
@@ -118,6 +115,10 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"type":   schema.StringAttribute{Computed: true, MarkdownDescription: "Target type."},
 					"config": schema.StringAttribute{Computed: true, MarkdownDescription: "Target config as JSON text."},
+					"labels": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+						MarkdownDescription: "The exported target's labels, or null."},
+					"annotations": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+						MarkdownDescription: "The exported target's annotations, or null."},
 				}},
 			},
 			"status": schema.SingleNestedAttribute{

@@ -203,7 +203,7 @@ func bpTarget(t *deployer.Target) blueprint.Target {
 func targetObject(t *deployer.Target) map[string]any {
 	var cfg any
 	_ = json.Unmarshal(t.Config, &cfg)
-	return template.TargetObject(t.Name, "", t.Type, cfg)
+	return template.TargetObjectWithMeta(t.Name, "", t.Labels, t.Annotations, t.Type, cfg)
 }
 
 // imports validates the imports and runs the import executions, which add
@@ -515,7 +515,8 @@ func (n *node) Exports(_ context.Context, in installation.Input, v installation.
 				return ex, fmt.Errorf("export %q: a target of type %q, but the blueprint declares %q", def.Name, typ, def.TargetType)
 			}
 			cfg, _ := json.Marshal(m["config"])
-			ex.Targets[def.Name] = &deployer.Target{Name: def.Name, Type: typ, Config: cfg}
+			ex.Targets[def.Name] = &deployer.Target{Name: def.Name, Type: typ, Config: cfg,
+				Labels: stringMap(m["labels"]), Annotations: stringMap(m["annotations"])}
 		default:
 			if err := sc.ValidateValue(def.Schema, val); err != nil {
 				return ex, fmt.Errorf("export %q does not match its schema: %w", def.Name, err)
@@ -554,4 +555,23 @@ func decodeTemplate(raw any) (*blueprint.InstallationTemplate, error) {
 		return nil, errors.New("a rendered installation template has no name")
 	}
 	return &it, nil
+}
+
+// stringMap reads the labels or annotations of an exported target
+// template; values that are not strings are printed, as YAML would have
+// them.
+func stringMap(v any) map[string]string {
+	m, _ := v.(map[string]any)
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, val := range m {
+		if s, ok := val.(string); ok {
+			out[k] = s
+		} else {
+			out[k] = fmt.Sprint(val)
+		}
+	}
+	return out
 }
