@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -281,13 +282,30 @@ func loadProblems(err error) problems {
 	var ie *render.ImportError
 	var se *render.SourceError
 	var pe *installation.PathError
+	var te *render.TemplateError
 	switch {
 	case errors.As(err, &pe) && pe.Path == "" && errors.As(pe.Err, &ie), errors.As(err, &ie) && (pe == nil || pe.Path == ""):
 		for _, p := range ie.Problems {
 			a := map[render.ImportKind]string{render.ImportData: "imports", render.ImportTarget: attrTargets,
 				render.ImportTargetList: "target_lists", render.ImportTargetMap: "target_maps"}[p.Kind]
-			ps.add(attrPath(a).WithElementKeyString(p.Name), "Invalid import", p.Message)
+			at := attrPath(a).WithElementKeyString(p.Name)
+			if i, err := strconv.Atoi(p.Element); err == nil && p.Kind == render.ImportTargetList {
+				at = at.WithElementKeyInt(i)
+			} else if p.Element != "" {
+				at = at.WithElementKeyString(p.Element)
+			}
+			if p.Field != "" {
+				at = at.WithAttributeName(p.Field)
+			}
+			ps.add(at, "Invalid import", p.Message)
 		}
+	case errors.As(err, &te):
+		// The tree's blueprints all come from the root's blueprint source.
+		summary := "Invalid installation template"
+		if pe != nil && pe.Path != "" {
+			summary = fmt.Sprintf("Invalid installation template in sub-installation %q", pe.Path)
+		}
+		ps.add(attrPath("blueprint"), summary, te.Error())
 	case errors.As(err, &se):
 		at := attrPath("blueprint").WithAttributeName(se.Field)
 		switch se.Field {
