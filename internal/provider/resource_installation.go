@@ -189,9 +189,15 @@ func (x *installations) validate(_ context.Context, config tftypes.Value) proble
 	}
 	for name, m := range fields(f["target_maps"]) {
 		for key, t := range fields(m) {
-			ps = append(ps, validateTarget(t, x.deployers, attrPath("target_maps").WithElementKeyString(name).WithElementKeyString(key))...)
+			at := attrPath("target_maps").WithElementKeyString(name).WithElementKeyString(key)
+			ps = append(ps, validateTarget(t, x.deployers, at)...)
+			if key == "" || strings.ContainsAny(key, "[]") {
+				// Sub-installations name an element "import[key]".
+				ps.add(at, "Invalid target map key", fmt.Sprintf("%q: a target map key is not empty and has no square brackets", key))
+			}
 		}
 	}
+	ps = append(ps, validateTargetMetadata(f)...)
 	bp := fields(f["blueprint"])
 	if bp != nil {
 		set := 0

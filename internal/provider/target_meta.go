@@ -2,7 +2,11 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -92,4 +96,72 @@ func installationTargetsAttribute() schema.MapNestedAttribute {
 		"optionally, its metadata (`name`, `labels`, `annotations`)")
 	a.NestedObject = installationTargetObject()
 	return a
+}
+
+// validateTargetMetadata checks the names and labels of an installation's
+// targets. A name is what a deploy item's target: {name: ...} matches, so
+// two different targets of the same name would make that ambiguous; the
+// same target imported twice (alone and in a map, say) is fine.
+func validateTargetMetadata(f map[string]tftypes.Value) problems {
+	var ps problems
+	type named struct {
+		at         *tftypes.AttributePath
+		name, spec string
+	}
+	var all []named
+	check := func(at *tftypes.AttributePath, t tftypes.Value) {
+		tf := fields(t)
+		if n := tf["name"]; n.IsKnown() && !n.IsNull() {
+			if err := validTargetName(str(n)); err != nil {
+				ps.add(at.WithAttributeName("name"), "Invalid target name", err.Error())
+			} else {
+				all = append(all, named{at.WithAttributeName("name"), str(n), str(tf["type"]) + "\x00" + str(tf["config"])})
+			}
+		}
+		for _, a := range []string{"labels", "annotations"} {
+			for _, k := range slices.Sorted(maps.Keys(fields(tf[a]))) {
+				if k == "" || len(k) > 317 || strings.ContainsAny(k, " \t\n") {
+					ps.add(at.WithAttributeName(a).WithElementKeyString(k), "Invalid target "+strings.TrimSuffix(a, "s")+" key",
+						fmt.Sprintf("%q is no Kubernetes metadata key: keys are not empty and have no whitespace", k))
+				}
+			}
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(fields(f[attrTargets]))) {
+		check(attrPath(attrTargets).WithElementKeyString(n), fields(f[attrTargets])[n])
+	}
+	for _, n := range slices.Sorted(maps.Keys(fields(f["target_lists"]))) {
+		var elems []tftypes.Value
+		_ = fields(f["target_lists"])[n].As(&elems)
+		for i, t := range elems {
+			check(attrPath("target_lists").WithElementKeyString(n).WithElementKeyInt(i), t)
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(fields(f["target_maps"]))) {
+		m := fields(fields(f["target_maps"])[n])
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			check(attrPath("target_maps").WithElementKeyString(n).WithElementKeyString(k), m[k])
+		}
+	}
+	seen := map[string]string{}
+	for _, t := range all {
+		if spec, ok := seen[t.name]; ok && spec != t.spec {
+			ps.add(t.at, "Duplicate target name", fmt.Sprintf("another target of this installation, with another type "+
+				"or config, is named %q too", t.name))
+		}
+		seen[t.name] = t.spec
+	}
+	return ps
+}
+
+// targetNamePattern is a Kubernetes object name (a DNS subdomain), which
+// a Landscaper Target's name is.
+var targetNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+func validTargetName(n string) error {
+	if len(n) > 253 || !targetNamePattern.MatchString(n) {
+		return fmt.Errorf("%q is not a Kubernetes object name: lower case letters, digits, '-' and '.', "+
+			"starting and ending with a letter or digit, at most 253 characters", n)
+	}
+	return nil
 }
