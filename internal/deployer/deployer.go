@@ -27,6 +27,11 @@ type Target struct {
 	Name   string          `json:"name"`
 	Type   string          `json:"type"`
 	Config json.RawMessage `json:"config,omitempty"`
+	// Labels and Annotations are the target's metadata, which templates
+	// read. Left out of JSON when empty, so hashes of targets without
+	// them stay what they were before they existed.
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // Request carries everything a deployer may know about one run of one item.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/dag"
@@ -51,6 +52,38 @@ func (sc *scope) add(sub Sub, ex Exports) {
 	}
 }
 
+// target looks a target name up: a target of the scope, or an element of
+// a target list or map import, "name[index]" or "name[key]".
+func (sc *scope) target(ref string) (*deployer.Target, bool) {
+	if t, ok := sc.targets[ref]; ok {
+		return t, true
+	}
+	base, sel, ok := Indexed(ref)
+	if !ok {
+		return nil, false
+	}
+	if m, ok := sc.targetMaps[base]; ok {
+		t, ok := m[sel]
+		return t, ok
+	}
+	if l, ok := sc.targetLists[base]; ok {
+		if i, err := strconv.Atoi(sel); err == nil && i >= 0 && i < len(l) {
+			return l[i], true
+		}
+	}
+	return nil, false
+}
+
+// Indexed splits a target name of the form "name[selector]", Landscaper's
+// reference to an element of a target list or map import.
+func Indexed(ref string) (base, selector string, ok bool) {
+	open := strings.IndexByte(ref, '[')
+	if open <= 0 || !strings.HasSuffix(ref, "]") || open == len(ref)-2 {
+		return "", "", false
+	}
+	return ref[:open], ref[open+1 : len(ref)-1], true
+}
+
 // importsOf builds a sub's imports from the scope. A reference to nothing
 // is left out: the sub's blueprint says whether that import was required.
 func (sc *scope) importsOf(sub Sub) (Imports, error) {
@@ -61,14 +94,14 @@ func (sc *scope) importsOf(sub Sub) (Imports, error) {
 		}
 	}
 	for name, ref := range sub.TargetImports {
-		if t, ok := sc.targets[ref]; ok {
+		if t, ok := sc.target(ref); ok {
 			imp.Targets[name] = t
 		}
 	}
 	for name, refs := range sub.TargetListImports {
 		list := make([]*deployer.Target, 0, len(refs))
 		for _, ref := range refs {
-			if t, ok := sc.targets[ref]; ok {
+			if t, ok := sc.target(ref); ok {
 				list = append(list, t)
 			}
 		}
@@ -92,6 +125,18 @@ func (sc *scope) importsOf(sub Sub) (Imports, error) {
 			}
 			imp.TargetMaps[name] = m
 		}
+	}
+	for name, refs := range sub.TargetMapImports {
+		m := make(map[string]*deployer.Target, len(refs))
+		for key, ref := range refs {
+			if t, ok := sc.target(ref); ok {
+				m[key] = t
+			}
+		}
+		if imp.TargetMaps == nil {
+			imp.TargetMaps = map[string]map[string]*deployer.Target{}
+		}
+		imp.TargetMaps[name] = m
 	}
 	if sub.MapImports != nil {
 		mapped, err := sub.MapImports(imp)
@@ -142,6 +187,13 @@ func siblingOrder(subs []Sub) (map[string][]string, error) {
 			}
 		}
 		for _, refs := range s.TargetListImports {
+			for _, ref := range refs {
+				if e, ok := targetBy[ref]; ok {
+					d = append(d, e)
+				}
+			}
+		}
+		for _, refs := range s.TargetMapImports {
 			for _, ref := range refs {
 				if e, ok := targetBy[ref]; ok {
 					d = append(d, e)

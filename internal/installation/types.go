@@ -87,15 +87,20 @@ type Sub struct {
 	Blueprint Blueprint
 	// DataImports maps the sub's import names to data object names.
 	DataImports map[string]string
-	// TargetImports maps the sub's import names to target names.
+	// TargetImports maps the sub's import names to target names. A target
+	// name is a target the parent imports or a sibling exports, or, as in
+	// Landscaper, an element of a target list or map the parent imports:
+	// "list[0]", "map[key]".
 	TargetImports map[string]string
 	// TargetListImports maps the sub's import names to lists of target
 	// names, or (TargetListRefs) to a target list import of the parent.
 	TargetListImports map[string][]string
 	TargetListRefs    map[string]string
 	// TargetMapRefs maps the sub's import names to target map imports of
-	// the parent.
-	TargetMapRefs map[string]string
+	// the parent; TargetMapImports composes target maps, key to target
+	// name.
+	TargetMapRefs    map[string]string
+	TargetMapImports map[string]map[string]string
 	// MapImports evaluates the template's importDataMappings over what
 	// the sub imports otherwise; its results are data imports, replacing
 	// any of the same name. Nil when there are none.

@@ -131,7 +131,21 @@ func (x *installations) exportValues(st *installation.Status) (data, targets tft
 		if len(cfg) == 0 {
 			cfg = json.RawMessage("null")
 		}
-		tv[n] = tftypes.NewValue(elem, map[string]tftypes.Value{"type": stringValue(t.Type), "config": stringValue(string(cfg))})
+		et := as[tftypes.Object](elem).AttributeTypes
+		tv[n] = tftypes.NewValue(elem, map[string]tftypes.Value{"type": stringValue(t.Type), "config": stringValue(string(cfg)),
+			"labels": stringMapValue(et["labels"], t.Labels), "annotations": stringMapValue(et["annotations"], t.Annotations)})
 	}
 	return data, tftypes.NewValue(tt, tv), nil
+}
+
+// stringMapValue is a map of strings, null when empty.
+func stringMapValue(t tftypes.Type, m map[string]string) tftypes.Value {
+	if len(m) == 0 {
+		return tftypes.NewValue(t, nil)
+	}
+	vals := make(map[string]tftypes.Value, len(m))
+	for k, v := range m {
+		vals[k] = stringValue(v)
+	}
+	return tftypes.NewValue(t, vals)
 }

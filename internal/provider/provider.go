@@ -90,7 +90,7 @@ func (p *Provider) routes() map[string]protocolResource {
 func objectType(r resource.Resource) tftypes.Object {
 	var s resource.SchemaResponse
 	r.Schema(context.Background(), resource.SchemaRequest{}, &s)
-	t, ok := s.Schema.Type().TerraformType(context.Background()).(tftypes.Object)
+	t, ok := withoutOptionalAttributes(s.Schema.Type().TerraformType(context.Background())).(tftypes.Object)
 	if !ok {
 		panic("a resource schema is always an object")
 	}

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -43,10 +43,6 @@ type installationResource struct{ servedBelowFramework }
 
 func (r *installationResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_installation"
-}
-
-func targetObjectType() types.ObjectType {
-	return types.ObjectType{AttrTypes: map[string]attr.Type{"type": types.StringType, "config": types.StringType}}
 }
 
 func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -117,18 +113,20 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"declarations and JSON schemas at plan time when known.",
 				Optional: true,
 			},
-			attrTargets: targetsAttribute("Target imports by import name: Landscaper's Target spec (`type`, `config`)"),
+			attrTargets: installationTargetsAttribute(),
 			"target_lists": schema.MapAttribute{
-				MarkdownDescription: "Target list imports by import name. Sensitive, like `targets`.",
-				Optional:            true,
-				Sensitive:           true,
-				ElementType:         types.ListType{ElemType: targetObjectType()},
+				MarkdownDescription: "Target list imports by import name; each target as in `targets` (`type`, `config`, " +
+					"optionally `name`, `labels`, `annotations`). Sensitive, like `targets`.",
+				Optional:    true,
+				Sensitive:   true,
+				ElementType: types.ListType{ElemType: installationTargetType()},
 			},
 			"target_maps": schema.MapAttribute{
-				MarkdownDescription: "Target map imports by import name, each a map of targets by key. Sensitive, like `targets`.",
-				Optional:            true,
-				Sensitive:           true,
-				ElementType:         types.MapType{ElemType: targetObjectType()},
+				MarkdownDescription: "Target map imports by import name, each a map of targets by key; each target as in " +
+					"`targets`. Sensitive, like `targets`.",
+				Optional:    true,
+				Sensitive:   true,
+				ElementType: types.MapType{ElemType: installationTargetType()},
 			},
 			"exports": schema.DynamicAttribute{
 				MarkdownDescription: "The blueprint's data exports by name, as its export executions computed them.",
@@ -141,6 +139,10 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"type":   schema.StringAttribute{Computed: true, MarkdownDescription: "Target type."},
 					"config": schema.StringAttribute{Computed: true, MarkdownDescription: "Target config as JSON text."},
+					"labels": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+						MarkdownDescription: "The exported target's labels, or null."},
+					"annotations": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+						MarkdownDescription: "The exported target's annotations, or null."},
 				}},
 			},
 			"status": schema.SingleNestedAttribute{
@@ -210,9 +212,15 @@ func (x *installations) validate(_ context.Context, config tftypes.Value) proble
 	}
 	for name, m := range fields(f["target_maps"]) {
 		for key, t := range fields(m) {
-			ps = append(ps, validateTarget(t, x.deployers, attrPath("target_maps").WithElementKeyString(name).WithElementKeyString(key))...)
+			at := attrPath("target_maps").WithElementKeyString(name).WithElementKeyString(key)
+			ps = append(ps, validateTarget(t, x.deployers, at)...)
+			if key == "" || strings.ContainsAny(key, "[]") {
+				// Sub-installations name an element "import[key]".
+				ps.add(at, "Invalid target map key", fmt.Sprintf("%q: a target map key is not empty and has no square brackets", key))
+			}
 		}
 	}
+	ps = append(ps, validateTargetMetadata(f)...)
 	bp := fields(f["blueprint"])
 	if bp != nil {
 		set := 0
@@ -316,13 +324,30 @@ func loadProblems(err error) problems {
 	var ie *render.ImportError
 	var se *render.SourceError
 	var pe *installation.PathError
+	var te *render.TemplateError
 	switch {
 	case errors.As(err, &pe) && pe.Path == "" && errors.As(pe.Err, &ie), errors.As(err, &ie) && (pe == nil || pe.Path == ""):
 		for _, p := range ie.Problems {
 			a := map[render.ImportKind]string{render.ImportData: "imports", render.ImportTarget: attrTargets,
 				render.ImportTargetList: "target_lists", render.ImportTargetMap: "target_maps"}[p.Kind]
-			ps.add(attrPath(a).WithElementKeyString(p.Name), "Invalid import", p.Message)
+			at := attrPath(a).WithElementKeyString(p.Name)
+			if i, err := strconv.Atoi(p.Element); err == nil && p.Kind == render.ImportTargetList {
+				at = at.WithElementKeyInt(i)
+			} else if p.Element != "" {
+				at = at.WithElementKeyString(p.Element)
+			}
+			if p.Field != "" {
+				at = at.WithAttributeName(p.Field)
+			}
+			ps.add(at, "Invalid import", p.Message)
 		}
+	case errors.As(err, &te):
+		// The tree's blueprints all come from the root's blueprint source.
+		summary := "Invalid installation template"
+		if pe != nil && pe.Path != "" {
+			summary = fmt.Sprintf("Invalid installation template in sub-installation %q", pe.Path)
+		}
+		ps.add(attrPath("blueprint"), summary, te.Error())
 	case errors.As(err, &se):
 		at := attrPath("blueprint").WithAttributeName(se.Field)
 		switch se.Field {

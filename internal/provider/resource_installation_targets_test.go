@@ -179,3 +179,61 @@ resource "landscaper_installation" "app" {
 		}},
 	})
 }
+
+// Target metadata reaches templates, and targets flow out of
+// sub-installations: see testdata/installation/targetmeta/blueprint.yaml.
+func TestAccInstallation_targetMetadataAndExports(t *testing.T) {
+	ex := tfjsonpath.New("exports")
+	str := knownvalue.StringExact
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+locals {
+  kubeconfig = yamlencode({ kubeconfig = "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n" })
+  kind       = "landscaper.gardener.cloud/kubernetes-cluster"
+}
+
+resource "landscaper_installation" "meta" {
+  name      = "meta"
+  blueprint = { path = %q }
+  targets = {
+    main = {
+      name        = "prod-eu"
+      type        = local.kind
+      config      = local.kubeconfig
+      labels      = { region = "eu", tier = "prod" }
+      annotations = { owner = "team-a" }
+    }
+  }
+  target_maps = {
+    fleet = {
+      a = { type = local.kind, config = local.kubeconfig, labels = { region = "us" } }
+      b = { name = "fleet-b", type = local.kind, config = local.kubeconfig, labels = { region = "eu" } }
+      c = { type = local.kind, config = local.kubeconfig, labels = { region = "eu" } }
+    }
+  }
+}
+`, testdataPath(t, "installation", "targetmeta")),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("landscaper_installation.meta", ex.AtMapKey("main"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"name":    str("prod-eu"),
+					"labels":  knownvalue.ObjectExact(map[string]knownvalue.Check{"region": str("eu"), "tier": str("prod")}),
+					"owner":   str("team-a"),
+					"euFleet": knownvalue.TupleExact([]knownvalue.Check{str("b"), str("c")}),
+				})),
+				statecheck.ExpectKnownValue("landscaper_installation.meta", ex.AtMapKey("read"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"cLabels":  knownvalue.ObjectExact(map[string]knownvalue.Check{"exported": str("yes"), "from": str("prod-eu")}),
+					"mKeys":    knownvalue.TupleExact([]knownvalue.Check{str("exp"), str("fb")}),
+					"expFrom":  str("prod-eu"),
+					"fbName":   str("fleet-b"),
+					"fbRegion": str("eu"),
+				})),
+				statecheck.ExpectKnownValue("landscaper_installation.meta", tfjsonpath.New("target_exports").AtMapKey("rootOut").AtMapKey("labels"),
+					knownvalue.MapExact(map[string]knownvalue.Check{"exported": str("yes"), "from": str("prod-eu")})),
+				statecheck.ExpectKnownValue("landscaper_installation.meta", tfjsonpath.New("status").AtMapKey("deploy_items").AtMapKey("reader/read").AtMapKey("phase"),
+					str("Succeeded")),
+			},
+		}},
+	})
+}

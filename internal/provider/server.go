@@ -121,6 +121,29 @@ func (s *server) UpgradeResourceState(ctx context.Context, req *tfprotov6.Upgrad
 	return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: dv, Diagnostics: diags}, nil
 }
 
+// ImportResourceState imports by name, which is also the ID, below the
+// framework: the framework would build the state from the schema's type,
+// and the installation's carries optional-attribute markers that values
+// must not (see optionalAttrsObjectType).
+func (s *server) ImportResourceState(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) (*tfprotov6.ImportResourceStateResponse, error) {
+	r, ok := s.routes[req.TypeName]
+	if !ok {
+		return s.ProviderServer.ImportResourceState(ctx, req)
+	}
+	t := r.objectType()
+	attrs := make(map[string]tftypes.Value, len(t.AttributeTypes))
+	for n, at := range t.AttributeTypes {
+		attrs[n] = tftypes.NewValue(at, nil)
+	}
+	attrs["name"] = tftypes.NewValue(tftypes.String, req.ID)
+	attrs["id"] = tftypes.NewValue(tftypes.String, req.ID)
+	dv, diags := encode(r, tftypes.NewValue(t, attrs))
+	if diags != nil {
+		return &tfprotov6.ImportResourceStateResponse{Diagnostics: diags}, nil
+	}
+	return &tfprotov6.ImportResourceStateResponse{ImportedResources: []*tfprotov6.ImportedResource{{TypeName: req.TypeName, State: dv}}}, nil
+}
+
 func (s *server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	r, ok := s.routes[req.TypeName]
 	if !ok {

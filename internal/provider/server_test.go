@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
@@ -67,6 +68,45 @@ func TestUpgradeResourceStateDropsUnknownAttributes(t *testing.T) {
 		v, err := resp.UpgradedState.Unmarshal(p.executions.vt.resource)
 		if err != nil || str(fields(v)["name"]) != "a" {
 			t.Fatalf("%s: %v %v", raw, v, err)
+		}
+	}
+}
+
+// Installation state of schema version 0 has targets without metadata
+// (name, labels, annotations) and target exports without labels and
+// annotations; it upgrades to the current version with those null.
+func TestUpgradeInstallationStateFromVersion0(t *testing.T) {
+	p := newProvider("test")
+	s := &server{routes: p.routes()}
+	target := `{"type":"landscaper.gardener.cloud/kubernetes-cluster","config":"{}"}`
+	v0 := []byte(`{"id":"a","name":"a","reconcile_trigger":null,"blueprint":{"path":"bp","filesystem":null,"ref":null},` +
+		`"component":null,"imports":null,"targets":{"main":` + target + `},"target_lists":{"fleet":[` + target + `]},` +
+		`"target_maps":{"regions":{"eu":` + target + `}},"exports":null,"target_exports":{"out":` + target + `},` +
+		`"status":null,"timeouts":null}`)
+	resp, _ := s.UpgradeResourceState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: installationType, Version: 0, RawState: &tfprotov6.RawState{JSON: v0}})
+	if len(resp.Diagnostics) > 0 {
+		t.Fatal(resp.Diagnostics[0].Detail)
+	}
+	v, err := resp.UpgradedState.Unmarshal(p.installations.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fields(v)
+	var fleet []tftypes.Value
+	_ = fields(f["target_lists"])["fleet"].As(&fleet)
+	for what, tv := range map[string]tftypes.Value{
+		"targets":        fields(f["targets"])["main"],
+		"target_lists":   fleet[0],
+		"target_maps":    fields(fields(f["target_maps"])["regions"])["eu"],
+		"target_exports": fields(f["target_exports"])["out"],
+	} {
+		tf := fields(tv)
+		if str(tf["type"]) != "landscaper.gardener.cloud/kubernetes-cluster" || !tf["labels"].IsNull() || !tf["annotations"].IsNull() {
+			t.Errorf("%s: %v", what, tv)
+		}
+		if n, ok := tf["name"]; what != "target_exports" && (!ok || !n.IsNull()) {
+			t.Errorf("%s: name %v", what, n)
 		}
 	}
 }

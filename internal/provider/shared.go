@@ -139,7 +139,28 @@ func targetOf(name string, v tftypes.Value) *deployer.Target {
 	}
 	f := fields(v)
 	cfg, _ := deployer.NormalizeConfig(str(f["config"]))
-	return &deployer.Target{Name: name, Type: str(f["type"]), Config: cfg}
+	if n := str(f["name"]); n != "" {
+		name = n
+	}
+	return &deployer.Target{Name: name, Type: str(f["type"]), Config: cfg,
+		Labels: stringMap(f["labels"]), Annotations: stringMap(f["annotations"])}
+}
+
+// stringMap reads a map of strings; nil when null, unknown or absent
+// (the execution's targets have no metadata).
+func stringMap(v tftypes.Value) map[string]string {
+	if v.Type() == nil {
+		return nil
+	}
+	m := fields(v)
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, e := range m {
+		out[k] = str(e)
+	}
+	return out
 }
 
 // targetsOf converts a map of targets; known is false while the map or

@@ -34,6 +34,13 @@ func fill(typ tftypes.Type, v any) tftypes.Value {
 		}
 		return tftypes.NewValue(t, out)
 	case tftypes.List:
+		if objs, ok := v.([]any); ok {
+			out := make([]tftypes.Value, len(objs))
+			for i, e := range objs {
+				out[i] = fill(t.ElementType, e)
+			}
+			return tftypes.NewValue(t, out)
+		}
 		in, _ := v.([]string)
 		out := make([]tftypes.Value, len(in))
 		for i, e := range in {

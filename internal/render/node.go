@@ -161,11 +161,17 @@ func (n *node) importValues(in installation.Input) (map[string]any, error) {
 		}
 		ie := &ImportError{}
 		for _, p := range problems {
-			msg := p.Message
-			if p.Pointer != "" {
-				msg = fmt.Sprintf("at %s: %s", p.Pointer, msg)
+			ip := ImportProblem{Kind: ImportKind(p.Kind), Name: p.Import, Message: p.Message}
+			switch {
+			case p.Pointer != "" && (p.Kind == blueprint.ImportTypeTargetList || p.Kind == blueprint.ImportTypeTargetMap):
+				ip.Element = unescapePointer(strings.TrimPrefix(p.Pointer, "/"))
+			case p.Pointer != "":
+				ip.Message = fmt.Sprintf("at %s: %s", p.Pointer, p.Message)
 			}
-			ie.Problems = append(ie.Problems, ImportProblem{Kind: ImportKind(p.Kind), Name: p.Import, Message: msg})
+			if p.Reason == blueprint.ReasonTargetType {
+				ip.Field = "type"
+			}
+			ie.Problems = append(ie.Problems, ip)
 		}
 		return nil, ie
 	}
@@ -173,24 +179,32 @@ func (n *node) importValues(in installation.Input) (map[string]any, error) {
 	if imports == nil {
 		imports = map[string]any{}
 	}
-	for k, t := range in.Imports.Targets {
-		imports[k] = targetObject(t)
+	maps.Copy(imports, targetValues(in.Imports))
+	return imports, nil
+}
+
+// targetValues are the target, target list and target map imports as
+// templates see them: Target objects, lists and maps of them.
+func targetValues(imp installation.Imports) map[string]any {
+	out := map[string]any{}
+	for k, t := range imp.Targets {
+		out[k] = targetObject(t)
 	}
-	for k, l := range in.Imports.TargetLists {
+	for k, l := range imp.TargetLists {
 		objs := make([]any, len(l))
 		for i, t := range l {
 			objs[i] = targetObject(t)
 		}
-		imports[k] = objs
+		out[k] = objs
 	}
-	for k, m := range in.Imports.TargetMaps {
+	for k, m := range imp.TargetMaps {
 		objs := make(map[string]any, len(m))
 		for key, t := range m {
 			objs[key] = targetObject(t)
 		}
-		imports[k] = objs
+		out[k] = objs
 	}
-	return imports, nil
+	return out
 }
 
 func bpTarget(t *deployer.Target) blueprint.Target {
@@ -203,7 +217,7 @@ func bpTarget(t *deployer.Target) blueprint.Target {
 func targetObject(t *deployer.Target) map[string]any {
 	var cfg any
 	_ = json.Unmarshal(t.Config, &cfg)
-	return template.TargetObject(t.Name, "", t.Type, cfg)
+	return template.TargetObjectWithMeta(t.Name, "", t.Labels, t.Annotations, t.Type, cfg)
 }
 
 // imports validates the imports and runs the import executions, which add
@@ -297,6 +311,9 @@ func (n *node) Render(_ context.Context, in installation.Input) (*installation.R
 			}
 			templates = append(templates, it)
 		}
+	}
+	if err := checkTargetRefs(def.Imports, templates); err != nil {
+		return nil, err
 	}
 	for _, t := range templates {
 		if err := core.ValidName(t.Name); err != nil {
@@ -443,6 +460,11 @@ func (n *node) sub(t *blueprint.InstallationTemplate) (installation.Sub, error) 
 				s.TargetMapRefs = map[string]string{}
 			}
 			s.TargetMapRefs[ti.Name] = ti.TargetMapReference
+		case ti.TargetMap != nil:
+			if s.TargetMapImports == nil {
+				s.TargetMapImports = map[string]map[string]string{}
+			}
+			s.TargetMapImports[ti.Name] = ti.TargetMap
 		default:
 			return s, fmt.Errorf("target import %q names no target", ti.Name)
 		}
@@ -460,9 +482,7 @@ func (n *node) sub(t *blueprint.InstallationTemplate) (installation.Sub, error) 
 			if values == nil {
 				values = map[string]any{}
 			}
-			for k, tg := range imp.Targets {
-				values[k] = targetObject(tg)
-			}
+			maps.Copy(values, targetValues(imp))
 			return template.DataMapping(mappings, values)
 		}
 	}
@@ -515,7 +535,8 @@ func (n *node) Exports(_ context.Context, in installation.Input, v installation.
 				return ex, fmt.Errorf("export %q: a target of type %q, but the blueprint declares %q", def.Name, typ, def.TargetType)
 			}
 			cfg, _ := json.Marshal(m["config"])
-			ex.Targets[def.Name] = &deployer.Target{Name: def.Name, Type: typ, Config: cfg}
+			ex.Targets[def.Name] = &deployer.Target{Name: def.Name, Type: typ, Config: cfg,
+				Labels: stringMap(m["labels"]), Annotations: stringMap(m["annotations"])}
 		default:
 			if err := sc.ValidateValue(def.Schema, val); err != nil {
 				return ex, fmt.Errorf("export %q does not match its schema: %w", def.Name, err)
@@ -554,4 +575,28 @@ func decodeTemplate(raw any) (*blueprint.InstallationTemplate, error) {
 		return nil, errors.New("a rendered installation template has no name")
 	}
 	return &it, nil
+}
+
+// stringMap reads the labels or annotations of an exported target
+// template; values that are not strings are printed, as YAML would have
+// them.
+func stringMap(v any) map[string]string {
+	m, _ := v.(map[string]any)
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, val := range m {
+		if s, ok := val.(string); ok {
+			out[k] = s
+		} else {
+			out[k] = fmt.Sprint(val)
+		}
+	}
+	return out
+}
+
+// unescapePointer reads one JSON pointer token.
+func unescapePointer(tok string) string {
+	return strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
 }

@@ -187,8 +187,12 @@ const (
 
 // ImportProblem is something wrong with one import of the root.
 type ImportProblem struct {
-	Kind    ImportKind
-	Name    string
+	Kind ImportKind
+	Name string
+	// Element is the key or index of the target list or map element the
+	// problem is about, or empty; Field is the target's attribute ("type").
+	Element string
+	Field   string
 	Message string
 }
 

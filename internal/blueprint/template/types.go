@@ -133,12 +133,27 @@ func StateKey(kind Kind, executionName string) string {
 }
 
 // TargetObject builds a target import value as templates see it in Landscaper:
-// the serialized Target resource. Cluster-assigned metadata (uid, timestamps,
-// labels) does not exist here and is left out.
+// the serialized Target resource. Cluster-assigned metadata (uid, timestamps)
+// does not exist here and is left out.
 func TargetObject(name, namespace, targetType string, config any) map[string]any {
+	return TargetObjectWithMeta(name, namespace, nil, nil, targetType, config)
+}
+
+// TargetObjectWithMeta is TargetObject with labels and annotations, which
+// templates select targets by.
+func TargetObjectWithMeta(name, namespace string, labels, annotations map[string]string, targetType string, config any) map[string]any {
 	meta := map[string]any{"name": name}
 	if namespace != "" {
 		meta["namespace"] = namespace
+	}
+	for k, m := range map[string]map[string]string{"labels": labels, "annotations": annotations} {
+		if len(m) > 0 {
+			vals := make(map[string]any, len(m))
+			for key, v := range m {
+				vals[key] = v
+			}
+			meta[k] = vals
+		}
 	}
 	spec := map[string]any{"type": targetType}
 	if config != nil {
