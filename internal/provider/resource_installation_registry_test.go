@@ -242,7 +242,28 @@ func TestAccInstallation_registryErrors(t *testing.T) {
 	repo := func(host string) string {
 		return fmt.Sprintf(`repository_context = { type = "OCIRegistry", baseUrl = "%s/ocm" }`, host)
 	}
+	// A component whose descriptor is malformed, and one whose blueprint
+	// has an access type nothing reads.
+	reg.PushComponent(t, "ocm", "github.com/acme/broken", "v1.0.0", []byte("meta: {schemaVersion: v2}\ncomponent: {name: github.com/acme/broken, version: v1.0.0, resources: [{name: x}]}\n"), ocitest.OCM)
+	reg.PushComponent(t, "ocm", "github.com/acme/s3", "v1.0.0", []byte(`meta: {schemaVersion: v2}
+component:
+  name: github.com/acme/s3
+  version: v1.0.0
+  provider: acme
+  repositoryContexts: []
+  sources: []
+  componentReferences: []
+  resources:
+  - {name: blueprint, version: v1.0.0, type: landscaper.gardener.cloud/blueprint, relation: external, access: {type: s3, bucket: b, key: bp.tgz}}
+`), ocitest.OCM)
+	climbing := ctftest.WriteArchive(t, filepath.Join(t.TempDir(), "evil.tar"), map[string][]byte{"../../etc/evil": []byte("x")})
+	other := func(name string) string {
+		return fmt.Sprintf(`repository_context = { type = "OCIRegistry", baseUrl = "%s/ocm" }`, reg.Host) + "\n" + creds + fmt.Sprintf("\n# %s", name)
+	}
 	cases := map[string]struct{ provider, component, want string }{
+		"malformed descriptor": {other("broken"), "", `(?s)component.*github.com/acme/broken.*resources\[0\]: name and type are required`},
+		"unsupported access":   {other("s3"), "", `(?s)resource "blueprint" of component github.com/acme/s3:v1.0.0: unsupported access type "s3"`},
+		"archive climbing out": {"", fmt.Sprintf("repository = %q", climbing), `(?s)entry "../../etc/evil" points outside the archive`},
 		"missing reference": {creds + "\n" + repo(reg.Host), "",
 			`(?s)component.*reference "monitoring".*` + regexp.QuoteMeta(reg.Host+"/ocm/component-descriptors/github.com/acme/monitoring:v2.1.0")},
 		"wrong password": {fmt.Sprintf(`registry_credentials = { %q = { username = "acme-ci", password = "nope" } }`, reg.Host) + "\n" + repo(reg.Host), "",
@@ -253,12 +274,18 @@ func TestAccInstallation_registryErrors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			cfg := withCache(t, exampleInstallation(tc.provider, tc.component))
+			for _, c := range []string{"broken", "s3"} {
+				if strings.HasSuffix(tc.provider, "# "+c) {
+					cfg = strings.Replace(cfg, `"github.com/acme/app"`, `"github.com/acme/`+c+`"`, 1)
+				}
+			}
 			resource.ParallelTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: protoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:      withCache(t, exampleInstallation(tc.provider, tc.component)),
+					Config:      cfg,
 					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(tc.want),
+					ExpectError: regexp.MustCompile(strings.ReplaceAll(tc.want, " ", `\s+`)),
 				}},
 			})
 		})

@@ -298,3 +298,23 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func TestOversizedBlobIsNotRead(t *testing.T) {
+	reg := ocitest.Start(t, ocitest.Options{})
+	big := ocitest.Blob{MediaType: "application/octet-stream", Data: make([]byte, 4096)}
+	res := fmt.Sprintf("  - {name: data, version: v1, type: blob, relation: local, access: {type: localBlob, localReference: %q}}", big.Digest())
+	reg.PushComponent(t, "ocm", "example.com/big", "1.0.0", descriptor("example.com/big", "1.0.0", res), ocitest.OCM, big)
+	c := testClient(t, nil, Options{MaxBlobSize: 1024})
+	cv, err := c.Repository(spec(reg.Host)).ComponentVersion(context.Background(), "example.com/big", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.ResetCounts()
+	r, _ := cv.Descriptor.Resource("data", nil)
+	if _, err := cv.Blobs.Blob(context.Background(), r.Access); err == nil || !strings.Contains(err.Error(), "larger than the limit of 1024") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := reg.Counts()["blob"]; n != 0 {
+		t.Fatalf("the oversized blob was requested %d times", n)
+	}
+}
