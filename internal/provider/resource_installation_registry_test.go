@@ -291,3 +291,42 @@ component:
 		})
 	}
 }
+
+// The guided tour's component archive, as the OCM CLI wrote it, plans
+// unchanged: its blueprint blob is read from the archive, and its template
+// reads the real descriptor (getResourceKey, getResource). Its chart is an
+// OCI artifact on the internet, so the test stops at the plan.
+func TestAccInstallation_guidedTourComponentArchive(t *testing.T) {
+	archive, err := filepath.Abs(filepath.Join("..", "ocm", "ctf", "testdata", "guided-tour-helm-chart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+provider "landscaper" {
+  cache_dir = %q
+}
+
+resource "landscaper_installation" "tour" {
+  name      = "helm-chart"
+  blueprint = { ref = "blueprint" }
+  component = {
+    name       = "github.com/gardener/landscaper-examples/guided-tour/helm-chart"
+    version    = "1.0.0"
+    repository = %q
+  }
+  targets = {
+    cluster = {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = jsonencode({ kubeconfig = "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n" })
+    }
+  }
+}
+`, t.TempDir(), archive),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
+	})
+}
