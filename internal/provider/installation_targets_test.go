@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestInstallationTargetFormsErrorPaths(t *testing.T) {
 	cluster := func(extra ...any) map[string]any {
 		m := map[string]any{"type": kind, "config": `{"kubeconfig": "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"}`}
 		for i := 0; i < len(extra); i += 2 {
-			m[extra[i].(string)] = extra[i+1]
+			m[fmt.Sprint(extra[i])] = extra[i+1]
 		}
 		return m
 	}
