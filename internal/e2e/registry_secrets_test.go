@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ctf/ctftest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ocitest"
 )
 
@@ -85,5 +86,57 @@ resource "landscaper_installation" "app" {
 		if strings.Contains(e.text, password) {
 			t.Errorf("the password is in the log at %s: %.300s", e.level, e.text)
 		}
+	}
+}
+
+// examples/registry, as documented: its component published to a registry
+// (TLS with a private CA, basic auth, the password from a variable), then
+// the same module with var.transport set to a CTF archive and no registry.
+func TestExampleRegistry(t *testing.T) {
+	t.Parallel()
+	ca, err := ocitest.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	password := "pw-" + rand.Text()
+	reg := ocitest.Start(t, ocitest.Options{CA: ca, Auth: ocitest.Basic, Username: "acme-ci", Password: password})
+	versions := acctest.Publish(t, false, filepath.Join("..", "..", "examples", "installation", "component-constructor.yaml"))
+	var ctfVersions []ctftest.Version
+	for _, v := range versions {
+		var blobs []ocitest.Blob
+		cv := ctftest.Version{Name: v.Name, Version: v.Version, Descriptor: v.Descriptor}
+		for _, b := range v.Blobs {
+			blobs = append(blobs, ocitest.Blob{MediaType: b.MediaType, Data: b.Data})
+			cv.Blobs = append(cv.Blobs, ctftest.Blob{MediaType: b.MediaType, Data: b.Data})
+		}
+		reg.PushComponent(t, "ocm", v.Name, v.Version, v.Descriptor, ocitest.OCM, blobs...)
+		ctfVersions = append(ctfVersions, cv)
+	}
+	w := newWorkspace(t)
+	copyTree(t, filepath.Join("..", "..", "examples", "registry"), filepath.Join(w.Dir, "registry"))
+	copyTree(t, filepath.Join("..", "..", "examples", "installation", "scripts"), filepath.Join(w.Dir, "installation", "scripts"))
+	caFile, err := ca.WriteFile(w.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"SSL_CERT_FILE=" + caFile, "TF_VAR_registry=" + reg.Host + "/ocm", "TF_VAR_registry_password=" + password,
+		"XDG_CACHE_HOME=" + filepath.Join(w.Dir, "cache")}
+	out, code := w.Run(env, "-chdir=registry", "apply", "-input=false", "-no-color", "-auto-approve")
+	if code != 0 || !strings.Contains(out, `url = "https://app.staging.example.com"`) {
+		t.Fatalf("apply from the registry: %d\n%s", code, out)
+	}
+	if plan, code := w.Run(env, "-chdir=registry", "plan", "-input=false", "-no-color", "-detailed-exitcode"); code != 0 {
+		t.Fatalf("second plan exit %d, want no changes:\n%s", code, plan)
+	}
+	// Air-gapped: the same module from a CTF archive; the registry is gone.
+	reg.SetDown(true)
+	transport := ctftest.WriteArchive(t, filepath.Join(w.Dir, "transport.tgz"), ctftest.Files(t, ctfVersions...))
+	env = []string{"TF_VAR_transport=" + transport, "XDG_CACHE_HOME=" + filepath.Join(w.Dir, "cache")}
+	out, code = w.Run(env, "-chdir=registry", "apply", "-input=false", "-no-color", "-auto-approve")
+	if code != 0 {
+		t.Fatalf("apply from the CTF: %d\n%s", code, out)
+	}
+	if plan, code := w.Run(env, "-chdir=registry", "plan", "-input=false", "-no-color", "-detailed-exitcode"); code != 0 {
+		t.Fatalf("plan from the CTF exit %d, want no changes:\n%s", code, plan)
 	}
 }

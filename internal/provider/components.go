@@ -149,11 +149,6 @@ func (m componentsModel) decode(ctx context.Context) (componentsConfig, diag.Dia
 		for host, cr := range creds {
 			at := path.Root(attrRegistryCredentials).AtMapKey(host)
 			rc := registryCredential{username: cr.Username.ValueString(), password: cr.Password.ValueString(), token: cr.Token.ValueString()}
-			if cr.Username.IsUnknown() || cr.Password.IsUnknown() || cr.Token.IsUnknown() {
-				// Validation sees variables as unknown; so may a provider
-				// configured from other resources. Check what is known.
-				continue
-			}
 			switch {
 			case rc.token != "" && (rc.username != "" || rc.password != ""):
 				diags.AddAttributeError(at, "Invalid registry credentials", "set either token, or username and password, not both")
@@ -172,7 +167,7 @@ func (m componentsModel) decode(ctx context.Context) (componentsConfig, diag.Dia
 			}
 		}
 	}
-	if !m.ComponentOverwrites.IsNull() && !m.ComponentOverwrites.IsUnknown() && !m.ComponentOverwrites.IsUnderlyingValueUnknown() {
+	if !m.ComponentOverwrites.IsNull() && known(m.ComponentOverwrites) {
 		var err error
 		var at path.Path
 		c.overwrites, at, err = decodeOverwrites(m.ComponentOverwrites.UnderlyingValue())
@@ -186,7 +181,13 @@ func (m componentsModel) decode(ctx context.Context) (componentsConfig, diag.Dia
 	return c, diags
 }
 
-func known(v attr.Value) bool { return !v.IsUnknown() }
+// known reports whether a value holds no unknown value anywhere:
+// validation sees variables as unknown, and so may a provider configured
+// from resources not created yet. Unknown parts are checked once known.
+func known(v attr.Value) bool {
+	tv, err := v.ToTerraformValue(context.Background())
+	return err == nil && tv.IsFullyKnown()
+}
 
 func stringMapToAny(in map[string]string) map[string]any {
 	if in == nil {
