@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -316,5 +317,57 @@ func TestOversizedBlobIsNotRead(t *testing.T) {
 	}
 	if n := reg.Counts()["blob"]; n != 0 {
 		t.Fatalf("the oversized blob was requested %d times", n)
+	}
+}
+
+func TestHelmChartRepository(t *testing.T) {
+	chart := []byte("chart archive bytes")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/charts/index.yaml":
+			fmt.Fprintf(w, "apiVersion: v1\nentries:\n  echo:\n  - version: 1.0.0\n    urls: [echo-1.0.0.tgz]\n    digest: %s\n  - version: 2.0.0\n    urls: [echo-2.0.0.tgz]\n",
+				strings.TrimPrefix(ocm.Digest(chart), "sha256:"))
+		case "/charts/echo-1.0.0.tgz":
+			_, _ = w.Write(chart)
+		case "/charts/echo-2.0.0.tgz":
+			_, _ = w.Write([]byte("not what the index says"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	c := testClient(t, nil, Options{})
+	b, err := c.Blob(context.Background(), map[string]any{"type": "helm", "helmRepository": srv.URL + "/charts", "helmChart": "echo:1.0.0"})
+	if err != nil || string(b.Data) != string(chart) {
+		t.Fatalf("%v %v", b, err)
+	}
+	if _, err := c.Blob(context.Background(), map[string]any{"type": "helm", "helmRepository": srv.URL + "/charts", "helmChart": "echo:9.9.9"}); !errors.Is(err, ocm.ErrNotFound) {
+		t.Fatalf("missing chart: %v", err)
+	}
+	if _, err := c.Blob(context.Background(), map[string]any{"type": "helm", "helmRepository": srv.URL + "/charts", "helmChart": "echo"}); err == nil {
+		t.Fatal("a chart without a version accepted")
+	}
+}
+
+func TestRegistryToken(t *testing.T) {
+	ca, _ := ocitest.NewCA()
+	reg := ocitest.Start(t, ocitest.Options{CA: ca, Auth: ocitest.Bearer, Username: "ci", Password: secret})
+	reg.PushComponent(t, "ocm", "example.com/app", "1.0.0", descriptor("example.com/app", "1.0.0", "    []"), ocitest.OCM)
+	req, _ := http.NewRequest(http.MethodGet, reg.URL()+"/token", nil)
+	req.SetBasicAuth("ci", secret)
+	resp, err := reg.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	c := testClient(t, ca, Options{Credentials: map[string]Credential{reg.Host: {Token: tok.Token}}})
+	if _, err := c.Repository(spec(reg.Host)).ComponentVersion(context.Background(), "example.com/app", "1.0.0"); err != nil {
+		t.Fatal(err)
 	}
 }
