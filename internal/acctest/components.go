@@ -10,6 +10,8 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/blueprint/component"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ctf/ctftest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ocitest"
 )
 
 // PublishedVersion is a component version as `ocm add componentversions`
@@ -73,6 +75,31 @@ func Publish(t testing.TB, archive bool, constructors ...string) []PublishedVers
 			t.Fatal(err)
 		}
 		out = append(out, v)
+	}
+	return out
+}
+
+// Push stores published versions in a test registry under ocm/.
+func Push(t testing.TB, reg *ocitest.Registry, layout ocitest.Layout, versions []PublishedVersion) {
+	t.Helper()
+	for _, v := range versions {
+		var blobs []ocitest.Blob
+		for _, b := range v.Blobs {
+			blobs = append(blobs, ocitest.Blob{MediaType: b.MediaType, Data: b.Data})
+		}
+		reg.PushComponent(t, "ocm", v.Name, v.Version, v.Descriptor, layout, blobs...)
+	}
+}
+
+// CTFVersions converts published versions for ctftest's writers.
+func CTFVersions(versions []PublishedVersion) []ctftest.Version {
+	out := make([]ctftest.Version, 0, len(versions))
+	for _, v := range versions {
+		cv := ctftest.Version{Name: v.Name, Version: v.Version, Descriptor: v.Descriptor}
+		for _, b := range v.Blobs {
+			cv.Blobs = append(cv.Blobs, ctftest.Blob{MediaType: b.MediaType, Data: b.Data})
+		}
+		out = append(out, cv)
 	}
 	return out
 }

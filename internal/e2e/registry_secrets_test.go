@@ -25,13 +25,7 @@ func TestRegistryCredentialsStayOutOfLogs(t *testing.T) {
 	}
 	password := "pw-" + rand.Text()
 	reg := ocitest.Start(t, ocitest.Options{CA: ca, Auth: ocitest.Basic, Username: "acme-ci", Password: password})
-	for _, v := range acctest.Publish(t, false, filepath.Join("..", "..", "examples", "installation", "component-constructor.yaml")) {
-		var blobs []ocitest.Blob
-		for _, b := range v.Blobs {
-			blobs = append(blobs, ocitest.Blob{MediaType: b.MediaType, Data: b.Data})
-		}
-		reg.PushComponent(t, "ocm", v.Name, v.Version, v.Descriptor, ocitest.OCM, blobs...)
-	}
+	acctest.Push(t, reg, ocitest.OCM, acctest.Publish(t, false, filepath.Join("..", "..", "examples", "installation", "component-constructor.yaml")))
 	w := newWorkspace(t)
 	caFile, err := ca.WriteFile(w.Dir)
 	if err != nil {
@@ -101,17 +95,7 @@ func TestExampleRegistry(t *testing.T) {
 	password := "pw-" + rand.Text()
 	reg := ocitest.Start(t, ocitest.Options{CA: ca, Auth: ocitest.Basic, Username: "acme-ci", Password: password})
 	versions := acctest.Publish(t, false, filepath.Join("..", "..", "examples", "installation", "component-constructor.yaml"))
-	var ctfVersions []ctftest.Version
-	for _, v := range versions {
-		var blobs []ocitest.Blob
-		cv := ctftest.Version{Name: v.Name, Version: v.Version, Descriptor: v.Descriptor}
-		for _, b := range v.Blobs {
-			blobs = append(blobs, ocitest.Blob{MediaType: b.MediaType, Data: b.Data})
-			cv.Blobs = append(cv.Blobs, ctftest.Blob{MediaType: b.MediaType, Data: b.Data})
-		}
-		reg.PushComponent(t, "ocm", v.Name, v.Version, v.Descriptor, ocitest.OCM, blobs...)
-		ctfVersions = append(ctfVersions, cv)
-	}
+	acctest.Push(t, reg, ocitest.OCM, versions)
 	w := newWorkspace(t)
 	copyTree(t, filepath.Join("..", "..", "examples", "registry"), filepath.Join(w.Dir, "registry"))
 	copyTree(t, filepath.Join("..", "..", "examples", "installation", "scripts"), filepath.Join(w.Dir, "installation", "scripts"))
@@ -130,7 +114,7 @@ func TestExampleRegistry(t *testing.T) {
 	}
 	// Air-gapped: the same module from a CTF archive; the registry is gone.
 	reg.SetDown(true)
-	transport := ctftest.WriteArchive(t, filepath.Join(w.Dir, "transport.tgz"), ctftest.Files(t, ctfVersions...))
+	transport := ctftest.WriteArchive(t, filepath.Join(w.Dir, "transport.tgz"), ctftest.Files(t, acctest.CTFVersions(versions)...))
 	env = []string{"TF_VAR_transport=" + transport, "XDG_CACHE_HOME=" + filepath.Join(w.Dir, "cache")}
 	out, code = w.Run(env, "-chdir=registry", "apply", "-input=false", "-no-color", "-auto-approve")
 	if code != 0 {

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -255,4 +256,55 @@ func DecodeAccess(access map[string]any, v any) error {
 		return err
 	}
 	return json.Unmarshal(data, v)
+}
+
+// LocalBlobRef reads the local blob an access names: localBlob's
+// localReference, localOciBlob's digest, localFilesystemBlob's file name
+// (component-cli's filename or OCM's fileName). ok is false for any other
+// access type.
+func LocalBlobRef(access map[string]any) (ref, mediaType string, ok bool, err error) {
+	var a struct {
+		LocalReference string `json:"localReference"`
+		Digest         string `json:"digest"`
+		Filename       string `json:"filename"`
+		FileName       string `json:"fileName"`
+		MediaType      string `json:"mediaType"`
+	}
+	t := AccessType(access)
+	switch t {
+	case AccessLocalBlob, AccessLocalOCIBlob, AccessLocalFilesystemBlob:
+	default:
+		return "", "", false, nil
+	}
+	if err := DecodeAccess(access, &a); err != nil {
+		return "", "", true, fmt.Errorf("%s access: %w", t, err)
+	}
+	switch t {
+	case AccessLocalBlob:
+		ref = a.LocalReference
+	case AccessLocalOCIBlob:
+		ref = a.Digest
+	default:
+		ref = a.Filename
+		if ref == "" {
+			ref = a.FileName
+		}
+	}
+	if ref == "" {
+		return "", "", true, fmt.Errorf("%s access names no blob", t)
+	}
+	return ref, a.MediaType, true, nil
+}
+
+// ReadLimited reads at most limit bytes of r; more is an error naming
+// what, and is never read.
+func ReadLimited(r io.Reader, limit int64, what string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", what, limit)
+	}
+	return data, nil
 }

@@ -26,13 +26,7 @@ func BenchmarkInstallationRegistry(b *testing.B) {
 		b.Fatal(err)
 	}
 	reg := ocitest.Start(b, ocitest.Options{})
-	for _, v := range acctest.Publish(b, false, cc) {
-		var blobs []ocitest.Blob
-		for _, bl := range v.Blobs {
-			blobs = append(blobs, ocitest.Blob{MediaType: bl.MediaType, Data: bl.Data})
-		}
-		reg.PushComponent(b, "ocm", v.Name, v.Version, v.Descriptor, ocitest.OCM, blobs...)
-	}
+	acctest.Push(b, reg, ocitest.OCM, acctest.Publish(b, false, cc))
 	repo := map[string]any{"type": "OCIRegistry", "baseUrl": reg.Host + "/ocm"}
 	component := func(fromRegistry bool) map[string]any {
 		c := map[string]any{"name": "example.com/bench", "version": "v1.0.0"}

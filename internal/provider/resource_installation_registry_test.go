@@ -31,25 +31,11 @@ func exampleComponent(t *testing.T, archive bool) []acctest.PublishedVersion {
 
 func pushAll(t *testing.T, reg *ocitest.Registry, layout ocitest.Layout, versions []acctest.PublishedVersion) {
 	t.Helper()
-	for _, v := range versions {
-		var blobs []ocitest.Blob
-		for _, b := range v.Blobs {
-			blobs = append(blobs, ocitest.Blob{MediaType: b.MediaType, Data: b.Data})
-		}
-		reg.PushComponent(t, "ocm", v.Name, v.Version, v.Descriptor, layout, blobs...)
-	}
+	acctest.Push(t, reg, layout, versions)
 }
 
 func ctfVersions(versions []acctest.PublishedVersion) []ctftest.Version {
-	out := make([]ctftest.Version, 0, len(versions))
-	for _, v := range versions {
-		cv := ctftest.Version{Name: v.Name, Version: v.Version, Descriptor: v.Descriptor}
-		for _, b := range v.Blobs {
-			cv.Blobs = append(cv.Blobs, ctftest.Blob{MediaType: b.MediaType, Data: b.Data})
-		}
-		out = append(out, cv)
-	}
-	return out
+	return acctest.CTFVersions(versions)
 }
 
 // exampleInstallation is examples/installation's resource with its

@@ -43,41 +43,14 @@ func (a *componentArchive) ComponentVersion(_ context.Context, name, version str
 }
 
 func (a *componentArchive) Blob(_ context.Context, access map[string]any) (*ocm.Blob, error) {
-	var file, mediaType, digest string
-	switch ocm.AccessType(access) {
-	case ocm.AccessLocalBlob:
-		var acc struct {
-			LocalReference string `json:"localReference"`
-			MediaType      string `json:"mediaType"`
-		}
-		if err := ocm.DecodeAccess(access, &acc); err != nil {
-			return nil, err
-		}
-		file, mediaType = acc.LocalReference, acc.MediaType
-	case ocm.AccessLocalFilesystemBlob:
-		var acc struct {
-			Filename  string `json:"filename"`
-			FileName  string `json:"fileName"`
-			MediaType string `json:"mediaType"`
-		}
-		if err := ocm.DecodeAccess(access, &acc); err != nil {
-			return nil, err
-		}
-		file, mediaType = acc.Filename, acc.MediaType
-		if file == "" {
-			file = acc.FileName
-		}
-	case ocm.AccessLocalOCIBlob:
-		var acc struct {
-			Digest string `json:"digest"`
-		}
-		if err := ocm.DecodeAccess(access, &acc); err != nil {
-			return nil, err
-		}
-		file = acc.Digest
-	default:
+	file, mediaType, ok, err := ocm.LocalBlobRef(access)
+	if !ok {
 		return nil, ocm.ErrUnsupportedAccess
 	}
+	if err != nil {
+		return nil, err
+	}
+	var digest string
 	// A digest names the blob file sha256.<hex>; OCM writes that, the
 	// component-cli sha256:<hex> (which is also tried).
 	if strings.HasPrefix(file, "sha256:") {

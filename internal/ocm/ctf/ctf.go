@@ -98,7 +98,7 @@ func (d dirFiles) read(name string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%s is %d bytes, larger than the limit of %d", name, fi.Size(), limit)
 	}
-	return readLimited(f, limit, name)
+	return ocm.ReadLimited(f, limit, name)
 }
 
 type memFiles map[string][]byte
@@ -112,17 +112,6 @@ func (m memFiles) read(name string, limit int64) ([]byte, error) {
 	}
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("%s is %d bytes, larger than the limit of %d", name, len(data), limit)
-	}
-	return data, nil
-}
-
-func readLimited(r io.Reader, limit int64, what string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", what, limit)
 	}
 	return data, nil
 }
@@ -187,7 +176,7 @@ func readArchive(p string) (memFiles, error) {
 		if total > MaxArchiveSize {
 			return nil, fmt.Errorf("the archive holds more than %d bytes", MaxArchiveSize)
 		}
-		data, err := readLimited(tr, MaxBlobSize, name)
+		data, err := ocm.ReadLimited(tr, MaxBlobSize, name)
 		if err != nil {
 			return nil, err
 		}
@@ -301,27 +290,12 @@ type ctfBlobs struct {
 }
 
 func (b *ctfBlobs) Blob(_ context.Context, access map[string]any) (*ocm.Blob, error) {
-	var digest, mediaType string
-	switch ocm.AccessType(access) {
-	case ocm.AccessLocalBlob:
-		var a struct {
-			LocalReference string `json:"localReference"`
-			MediaType      string `json:"mediaType"`
-		}
-		if err := ocm.DecodeAccess(access, &a); err != nil {
-			return nil, err
-		}
-		digest, mediaType = a.LocalReference, a.MediaType
-	case ocm.AccessLocalOCIBlob:
-		var a struct {
-			Digest string `json:"digest"`
-		}
-		if err := ocm.DecodeAccess(access, &a); err != nil {
-			return nil, err
-		}
-		digest = a.Digest
-	default:
+	digest, mediaType, ok, err := ocm.LocalBlobRef(access)
+	if !ok || ocm.AccessType(access) == ocm.AccessLocalFilesystemBlob {
 		return nil, ocm.ErrUnsupportedAccess
+	}
+	if err != nil {
+		return nil, err
 	}
 	data, err := b.r.blob(digest, MaxBlobSize)
 	if err != nil {

@@ -238,15 +238,3 @@ func isLoopback(host string) bool {
 	ip := net.ParseIP(strings.Trim(h, "[]"))
 	return ip != nil && ip.IsLoopback()
 }
-
-// readLimited reads at most limit bytes, failing beyond.
-func readLimited(r io.Reader, limit int64, what string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", what, limit)
-	}
-	return data, nil
-}

@@ -188,5 +188,5 @@ func (c *Client) get(ctx context.Context, client *http.Client, u string, limit i
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
-	return readLimited(resp.Body, limit, u)
+	return ocm.ReadLimited(resp.Body, limit, u)
 }

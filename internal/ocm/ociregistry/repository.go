@@ -179,7 +179,7 @@ func descriptorFromTar(data []byte) ([]byte, error) {
 			return nil, fmt.Errorf("the descriptor layer is not a tar archive: %w", err)
 		}
 		if path.Clean(h.Name) == "component-descriptor.yaml" {
-			return readLimited(tr, ocm.MaxDescriptorSize, "component-descriptor.yaml")
+			return ocm.ReadLimited(tr, ocm.MaxDescriptorSize, "component-descriptor.yaml")
 		}
 	}
 }
@@ -233,7 +233,7 @@ func (c *Client) blob(ctx context.Context, repo name.Repository, digest string, 
 		return nil, c.classify(repo.RegistryStr(), what, err)
 	}
 	defer func() { _ = rc.Close() }()
-	data, err := readLimited(rc, limit, what)
+	data, err := ocm.ReadLimited(rc, limit, what)
 	if err != nil {
 		return nil, c.classify(repo.RegistryStr(), what, err)
 	}
@@ -254,25 +254,7 @@ type blobs struct {
 }
 
 func (b *blobs) Blob(ctx context.Context, access map[string]any) (*ocm.Blob, error) {
-	switch ocm.AccessType(access) {
-	case ocm.AccessLocalBlob:
-		var a struct {
-			LocalReference string `json:"localReference"`
-			MediaType      string `json:"mediaType"`
-		}
-		if err := ocm.DecodeAccess(access, &a); err != nil {
-			return nil, err
-		}
-		return b.local(ctx, a.LocalReference, a.MediaType)
-	case ocm.AccessLocalOCIBlob:
-		var a struct {
-			Digest string `json:"digest"`
-		}
-		if err := ocm.DecodeAccess(access, &a); err != nil {
-			return nil, err
-		}
-		return b.local(ctx, a.Digest, "")
-	case ocm.AccessRelativeOCIReference:
+	if ocm.AccessType(access) == ocm.AccessRelativeOCIReference {
 		var a struct {
 			Reference string `json:"reference"`
 		}
@@ -285,7 +267,14 @@ func (b *blobs) Blob(ctx context.Context, access map[string]any) (*ocm.Blob, err
 		host, _ := b.r.base()
 		return b.r.c.artifact(ctx, host+"/"+strings.TrimPrefix(a.Reference, "/"))
 	}
-	return nil, ocm.ErrUnsupportedAccess
+	ref, mediaType, ok, err := ocm.LocalBlobRef(access)
+	if !ok || ocm.AccessType(access) == ocm.AccessLocalFilesystemBlob {
+		return nil, ocm.ErrUnsupportedAccess
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b.local(ctx, ref, mediaType)
 }
 
 func (b *blobs) local(ctx context.Context, digest, mediaType string) (*ocm.Blob, error) {

@@ -68,9 +68,9 @@ func (r *Registry) PushComponent(t testing.TB, prefix, name, version string, des
 	var configType string
 	switch layout {
 	case OCM:
-		layer, configType = Blob{"application/vnd.ocm.software.component-descriptor.v2+yaml+tar", tarOf(t, desc)}, "application/vnd.ocm.software.component.config.v1+json"
+		layer, configType = Blob{"application/vnd.ocm.software.component-descriptor.v2+yaml+tar", DescriptorTar(t, desc)}, "application/vnd.ocm.software.component.config.v1+json"
 	case Legacy:
-		layer, configType = Blob{"application/vnd.gardener.cloud.cnudie.component-descriptor.v2+yaml+tar", tarOf(t, desc)}, "application/vnd.gardener.cloud.cnudie.component.config.v1+json"
+		layer, configType = Blob{"application/vnd.gardener.cloud.cnudie.component-descriptor.v2+yaml+tar", DescriptorTar(t, desc)}, "application/vnd.gardener.cloud.cnudie.component.config.v1+json"
 	case LegacyJSON:
 		js, err := yamlToJSON(desc)
 		if err != nil {
@@ -78,7 +78,7 @@ func (r *Registry) PushComponent(t testing.TB, prefix, name, version string, des
 		}
 		layer, configType = Blob{"application/vnd.gardener.cloud.cnudie.component-descriptor.v2+json", js}, "application/vnd.gardener.cloud.cnudie.component.config.v1+json"
 	case CnudieTar:
-		layer, configType = Blob{"application/sap-cnudie+tar", tarOf(t, desc)}, "application/vnd.gardener.cloud.cnudie.component.config.v1+json"
+		layer, configType = Blob{"application/sap-cnudie+tar", DescriptorTar(t, desc)}, "application/vnd.gardener.cloud.cnudie.component.config.v1+json"
 	}
 	cfg, _ := json.Marshal(map[string]any{"componentDescriptorLayer": layer.descriptor()})
 	return r.PushArtifact(t, repo+":"+strings.ReplaceAll(version, "+", ".build-"), Blob{configType, cfg}, append([]Blob{layer}, blobs...)...)
@@ -131,7 +131,9 @@ func (r *Registry) do(t testing.TB, method, p, contentType string, body []byte, 
 	}
 }
 
-func tarOf(t testing.TB, desc []byte) []byte {
+// DescriptorTar is a descriptor layer as OCM writes it: a tar holding
+// component-descriptor.yaml.
+func DescriptorTar(t testing.TB, desc []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)

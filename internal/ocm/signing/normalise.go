@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -191,55 +190,6 @@ func cloneMap(m map[string]any) map[string]any {
 	return out
 }
 
-// entryNormalise writes OCM's "entry" form: every map becomes a list of
-// single-key maps sorted by key; lists keep their order.
-func entryNormalise(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := writeEntry(&buf, v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func writeEntry(buf *bytes.Buffer, v any) error {
-	switch t := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		buf.WriteByte('[')
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			buf.WriteByte('{')
-			writeString(buf, k)
-			buf.WriteByte(':')
-			if err := writeEntry(buf, t[k]); err != nil {
-				return err
-			}
-			buf.WriteByte('}')
-		}
-		buf.WriteByte(']')
-	case []any:
-		buf.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := writeEntry(buf, e); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte(']')
-	default:
-		return writeScalar(buf, v)
-	}
-	return nil
-}
-
 // internalModel converts a stored descriptor, v2 or v3, into OCM's
 // schema-independent model (as JSON values), which jsonNormalisation/v2
 // and /v3 normalise.
@@ -372,17 +322,29 @@ func v2Prepare(doc map[string]any) map[string]any {
 	return map[string]any{"component": comp}
 }
 
+// entryNormalise writes OCM's "entry" form: every map becomes a list of
+// single-key maps sorted by key; lists keep their order.
+func entryNormalise(v any) ([]byte, error) { return marshalSorted(v, true) }
+
 // canonicalJSON writes JSON with sorted keys and no insignificant
 // whitespace (RFC 8785 for the values descriptors hold).
-func canonicalJSON(v any) ([]byte, error) {
+func canonicalJSON(v any) ([]byte, error) { return marshalSorted(v, false) }
+
+// marshalSorted writes v with map keys sorted, as JSON objects or, for
+// entries, as lists of single-key objects.
+func marshalSorted(v any, entries bool) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := writeCanonical(&buf, v); err != nil {
+	if err := writeSorted(&buf, v, entries); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-func writeCanonical(buf *bytes.Buffer, v any) error {
+func writeSorted(buf *bytes.Buffer, v any, entries bool) error {
+	open, closing := byte('{'), byte('}')
+	if entries {
+		open, closing = '[', ']'
+	}
 	switch t := v.(type) {
 	case map[string]any:
 		keys := make([]string, 0, len(t))
@@ -390,25 +352,31 @@ func writeCanonical(buf *bytes.Buffer, v any) error {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		buf.WriteByte('{')
+		buf.WriteByte(open)
 		for i, k := range keys {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
+			if entries {
+				buf.WriteByte('{')
+			}
 			writeString(buf, k)
 			buf.WriteByte(':')
-			if err := writeCanonical(buf, t[k]); err != nil {
+			if err := writeSorted(buf, t[k], entries); err != nil {
 				return err
 			}
+			if entries {
+				buf.WriteByte('}')
+			}
 		}
-		buf.WriteByte('}')
+		buf.WriteByte(closing)
 	case []any:
 		buf.WriteByte('[')
 		for i, e := range t {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			if err := writeCanonical(buf, e); err != nil {
+			if err := writeSorted(buf, e, entries); err != nil {
 				return err
 			}
 		}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ocitest"
 )
 
 // Blob is a local blob of a component version.
@@ -53,7 +55,7 @@ func Files(t testing.TB, versions ...Version) map[string][]byte {
 	}
 	var artifacts []map[string]any
 	for _, v := range versions {
-		layer := tarOf(t, v.Descriptor)
+		layer := ocitest.DescriptorTar(t, v.Descriptor)
 		layerDesc := desc{"application/vnd.ocm.software.component-descriptor.v2+yaml+tar", put(layer), len(layer)}
 		cfg, _ := json.Marshal(map[string]any{"componentDescriptorLayer": layerDesc})
 		layers := []desc{layerDesc}
@@ -133,18 +135,4 @@ func WriteArchive(t testing.TB, p string, files map[string][]byte) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func tarOf(t testing.TB, desc []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: "component-descriptor.yaml", Mode: 0o644, Size: int64(len(desc)), ModTime: time.Unix(0, 0)}); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = tw.Write(desc)
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
