@@ -142,44 +142,37 @@ func v1Prepare(doc map[string]any) map[string]any {
 		}
 	}
 	filterLabels(comp)
-	var resources []any
-	for _, r := range asList(comp["resources"]) {
-		m := cloneMap(asMap(r))
-		if noneAccess(m) {
-			delete(m, "digest")
+	for _, k := range []string{"resources", "componentReferences"} {
+		if _, ok := comp[k]; ok {
+			// The entry form writes an absent extra identity as null.
+			comp[k] = prepareElements(comp[k], k == "resources", true)
 		}
-		delete(m, "access")
-		delete(m, "srcRefs")
-		filterLabels(m)
-		if _, ok := m["extraIdentity"]; !ok {
-			m["extraIdentity"] = nil
-		}
-		resources = append(resources, m)
-	}
-	if _, ok := comp["resources"]; ok {
-		comp["resources"] = orEmpty(resources)
-	}
-	var refs []any
-	for _, r := range asList(comp["componentReferences"]) {
-		m := cloneMap(asMap(r))
-		filterLabels(m)
-		if _, ok := m["extraIdentity"]; !ok {
-			m["extraIdentity"] = nil
-		}
-		refs = append(refs, m)
-	}
-	if _, ok := comp["componentReferences"]; ok {
-		comp["componentReferences"] = orEmpty(refs)
 	}
 	out["component"] = comp
 	return out
 }
 
-func orEmpty(l []any) []any {
-	if l == nil {
-		return []any{}
+// prepareElements applies the exclusions of resources and sources
+// (accessed: their access, source references and, for a none access, the
+// digest do not count) or of references, keeping signed labels only.
+func prepareElements(list any, accessed, nullIdentity bool) []any {
+	out := []any{}
+	for _, e := range asList(list) {
+		m := cloneMap(asMap(e))
+		if accessed {
+			if noneAccess(m) {
+				delete(m, "digest")
+			}
+			delete(m, "access")
+			delete(m, "srcRefs")
+		}
+		filterLabels(m)
+		if _, ok := m["extraIdentity"]; !ok && nullIdentity {
+			m["extraIdentity"] = nil
+		}
+		out = append(out, m)
 	}
-	return l
+	return out
 }
 
 func cloneMap(m map[string]any) map[string]any {
@@ -292,33 +285,9 @@ func v2Prepare(doc map[string]any) map[string]any {
 		comp["provider"] = p
 	}
 	filterLabels(comp)
-	var resources []any
-	for _, r := range asList(comp["resources"]) {
-		m := cloneMap(asMap(r))
-		if noneAccess(m) {
-			delete(m, "digest")
-		}
-		delete(m, "access")
-		delete(m, "srcRefs")
-		filterLabels(m)
-		resources = append(resources, m)
-	}
-	comp["resources"] = orEmpty(resources)
-	var sources []any
-	for _, s := range asList(comp["sources"]) {
-		m := cloneMap(asMap(s))
-		delete(m, "access")
-		filterLabels(m)
-		sources = append(sources, m)
-	}
-	comp["sources"] = orEmpty(sources)
-	var refs []any
-	for _, r := range asList(comp["componentReferences"]) {
-		m := cloneMap(asMap(r))
-		filterLabels(m)
-		refs = append(refs, m)
-	}
-	comp["componentReferences"] = orEmpty(refs)
+	comp["resources"] = prepareElements(comp["resources"], true, false)
+	comp["sources"] = prepareElements(comp["sources"], true, false)
+	comp["componentReferences"] = prepareElements(comp["componentReferences"], false, false)
 	return map[string]any{"component": comp}
 }
 
