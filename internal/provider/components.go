@@ -368,16 +368,19 @@ type registryClient interface {
 }
 
 func newComponents(cc componentsConfig, version string) (*components, error) {
-	dir := cc.cacheDir
-	if dir == "" {
-		var err error
-		if dir, err = ocm.DefaultCacheDir(); err != nil {
+	var cache ocm.Cache
+	if cc.cacheDir != "" {
+		dc, err := ocm.NewDiskCache(cc.cacheDir)
+		if err != nil {
 			return nil, err
 		}
-	}
-	cache, err := ocm.NewDiskCache(dir)
-	if err != nil {
-		return nil, err
+		cache = dc
+	} else if dir, err := ocm.DefaultCacheDir(); err == nil {
+		// Without a usable default directory (no home, read-only) the
+		// provider still works, downloading what it needs every time.
+		if dc, err := ocm.NewDiskCache(dir); err == nil {
+			cache = dc
+		}
 	}
 	reg, err := newRegistryClient(cc, cache, version)
 	if err != nil {
