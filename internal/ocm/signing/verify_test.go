@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -182,5 +183,32 @@ func TestCheckBlobAndReference(t *testing.T) {
 	changed := version(t, []byte(strings.Replace(string(descriptor()), "type: blueprint", "type: landscaper.gardener.cloud/blueprint", 1)))
 	if err := v.CheckReference(ref, changed); err == nil || !strings.Contains(err.Error(), "changed after") {
 		t.Fatalf("changed reference: %v", err)
+	}
+}
+
+// A descriptor signed by the legacy component-spec's own signing code
+// (see testdata/README.md) verifies, with either signature; changed, it
+// does not.
+func TestVerifyRealSignatures(t *testing.T) {
+	raw, err := os.ReadFile("testdata/guided-tour-signed-by-component-spec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := os.ReadFile("testdata/legacy-signer.pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"legacy-pem", "legacy-hex"} {
+		v, err := signing.NewVerifier(name, string(pub), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.VerifyComponent(version(t, raw)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		changed := []byte(strings.Replace(string(raw), `"version":"v0.2.3"`, `"version":"v0.2.4"`, 1))
+		if err := v.VerifyComponent(version(t, changed)); err == nil || !strings.Contains(err.Error(), "modified after signing") {
+			t.Fatalf("%s changed: %v", name, err)
+		}
 	}
 }
