@@ -91,7 +91,10 @@ func New(o Options) (*Client, error) {
 		base = http.DefaultTransport
 	}
 	c := &Client{o: o, keys: &keychain{explicit: o.Credentials, fallback: o.Keychain}}
-	c.tr = &schemeTransport{base: base, explicit: o.PlainHTTP, learned: map[string]bool{}}
+	c.tr = &schemeTransport{base: base, explicit: map[string]bool{}, learned: map[string]bool{}}
+	for _, h := range o.PlainHTTP {
+		c.tr.explicit[h] = true
+	}
 	opts := []remote.Option{remote.WithTransport(c.tr), remote.WithAuthFromKeychain(c.keys)}
 	if o.UserAgent != "" {
 		opts = append(opts, remote.WithUserAgent(o.UserAgent))
@@ -107,7 +110,7 @@ func New(o Options) (*Client, error) {
 // nameOptions are the go-containerregistry name options for a host: plain
 // HTTP where it was asked for.
 func (c *Client) nameOptions(host string) []name.Option {
-	if slices.Contains(c.o.PlainHTTP, host) {
+	if c.tr.plainAllowed(host) {
 		return []name.Option{name.Insecure}
 	}
 	return nil
@@ -190,14 +193,28 @@ func (e *unreachableError) Unwrap() error { return e.err }
 // turn out to speak it, and for hosts the user named with http://.
 type schemeTransport struct {
 	base     http.RoundTripper
-	explicit []string
 	mu       sync.Mutex
+	explicit map[string]bool // hosts asked for with http://
 	learned  map[string]bool // loopback hosts that speak plain HTTP
+}
+
+// allowPlain records that a repository context asked for plain HTTP to
+// host (a baseUrl starting with http://).
+func (t *schemeTransport) allowPlain(host string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.explicit[host] = true
+}
+
+func (t *schemeTransport) plainAllowed(host string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.explicit[host]
 }
 
 func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	host := req.URL.Host
-	if req.URL.Scheme != "http" || slices.Contains(t.explicit, host) {
+	if req.URL.Scheme != "http" || t.plainAllowed(host) {
 		return t.base.RoundTrip(req)
 	}
 	t.mu.Lock()

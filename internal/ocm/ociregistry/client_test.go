@@ -279,12 +279,12 @@ func TestPlainHTTPOnlyForLoopback(t *testing.T) {
 			return nil, errors.New("http: server gave HTTP response to HTTPS client")
 		}
 		return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
-	}), learned: map[string]bool{}}
+	}), explicit: map[string]bool{}, learned: map[string]bool{}}
 	req, _ := http.NewRequest(http.MethodGet, "http://10.0.0.1:5000/v2/", nil)
 	if _, err := tr.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "plain HTTP") {
 		t.Fatalf("err = %v", err)
 	}
-	tr.explicit = []string{"10.0.0.1:5000"}
+	tr.allowPlain("10.0.0.1:5000")
 	if _, err := tr.RoundTrip(req); err != nil {
 		t.Fatal(err)
 	}
@@ -369,5 +369,22 @@ func TestRegistryToken(t *testing.T) {
 	c := testClient(t, ca, Options{Credentials: map[string]Credential{reg.Host: {Token: tok.Token}}})
 	if _, err := c.Repository(spec(reg.Host)).ComponentVersion(context.Background(), "example.com/app", "1.0.0"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A baseUrl with http:// asks for plain HTTP to its host.
+func TestExplicitPlainHTTPBaseURL(t *testing.T) {
+	reg := ocitest.Start(t, ocitest.Options{})
+	reg.PushComponent(t, "ocm", "example.com/app", "1.0.0", descriptor("example.com/app", "1.0.0", "    []"), ocitest.OCM)
+	c := testClient(t, nil, Options{})
+	s, err := ocm.ParseRepositorySpec(map[string]any{"type": "OCIRegistry", "baseUrl": "http://" + reg.Host + "/ocm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Repository(s).ComponentVersion(context.Background(), "example.com/app", "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if !c.tr.plainAllowed(reg.Host) {
+		t.Fatal("http:// did not allow plain HTTP")
 	}
 }

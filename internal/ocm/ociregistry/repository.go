@@ -47,7 +47,12 @@ var descriptorLayerTypes = map[string]bool{
 
 // Repository returns the OCM repository a spec names.
 func (c *Client) Repository(spec ocm.RepositorySpec) ocm.Repository {
-	return &repository{c: c, spec: spec}
+	r := &repository{c: c, spec: spec}
+	if strings.HasPrefix(spec.BaseURL, "http://") {
+		host, _ := r.base()
+		c.tr.allowPlain(host)
+	}
+	return r
 }
 
 type repository struct {
