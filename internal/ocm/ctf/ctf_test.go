@@ -201,3 +201,42 @@ func TestBadRepositories(t *testing.T) {
 		t.Fatal("a symbolic link out of the repository was followed")
 	}
 }
+
+// CTFs written by OCM read as they were written: every version, and every
+// local blob, whose content matches the digest its descriptor records.
+func TestRealCTFs(t *testing.T) {
+	ctx := context.Background()
+	for dir, ids := range map[string][]string{
+		"testdata/landscaper-ctf-local-blobs": {"github.com/root:1.0.0", "github.com/leaf:1.0.0"},
+		"testdata/ocm-ctf-v0.18.0":            {"github.com/mandelsoft/test1:1.0.0"},
+	} {
+		repo, err := ctf.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blobs := 0
+		for _, id := range ids {
+			name, version, _ := strings.Cut(id, ":")
+			cv, err := repo.ComponentVersion(ctx, name, version)
+			if err != nil {
+				t.Fatalf("%s: %v", id, err)
+			}
+			for _, r := range append(cv.Descriptor.Component.Resources, cv.Descriptor.Component.Sources...) {
+				if ocm.AccessType(r.Access) != ocm.AccessLocalBlob {
+					continue
+				}
+				b, err := cv.Blobs.Blob(ctx, r.Access)
+				if err != nil {
+					t.Fatalf("%s resource %s: %v", id, r.Name, err)
+				}
+				blobs++
+				if r.Digest != nil && r.Digest.NormalisationAlgorithm == "genericBlobDigest/v1" && "sha256:"+r.Digest.Value != ocm.Digest(b.Data) {
+					t.Fatalf("%s resource %s: content does not match its recorded digest", id, r.Name)
+				}
+			}
+		}
+		if blobs == 0 {
+			t.Fatalf("%s: no local blob read", dir)
+		}
+	}
+}
