@@ -9,6 +9,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 )
 
 const blueprintDS = "data.landscaper_blueprint.app"
@@ -17,6 +20,10 @@ const blueprintDS = "data.landscaper_blueprint.app"
 // when given (HCL of the targets attribute).
 func renderConfig(t *testing.T, env, targets string) string {
 	return fmt.Sprintf(`
+locals {
+  kubeconfig = jsonencode({ kubeconfig = "clusters: [{name: c, cluster: {server: 'https://secret.example'}}]" })
+}
+
 data "landscaper_blueprint" "app" {
   blueprint = { path = %q }
   imports   = { env = %q }
@@ -26,7 +33,10 @@ data "landscaper_blueprint" "app" {
 }
 
 const renderTargets = `targets = {
-    cluster = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = jsonencode({ kubeconfig = "clusters: [{name: c, cluster: {server: 'https://secret.example'}}]" }) }
+    cluster = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = local.kubeconfig }
+  }
+  target_maps = {
+    fleet = { eu = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = local.kubeconfig } }
   }`
 
 // The data source renders the tree as the installation's plan would:
@@ -46,16 +56,20 @@ func TestAccBlueprintDataSource_rendersTree(t *testing.T) {
 					`{"apiVersion":"mock.deployer.landscaper.gardener.cloud/v1alpha1","export":{"env":"staging","replicas":1},"kind":"ProviderConfiguration"}`)),
 				statecheck.ExpectKnownValue(blueprintDS, item("web/site").AtMapKey("target"), knownvalue.Null()),
 				statecheck.ExpectKnownValue(blueprintDS, item("web/site").AtMapKey("config"), knownvalue.StringRegexp(regexp.MustCompile(`"export":"hello-staging"`))),
-				statecheck.ExpectKnownValue(blueprintDS, tfjsonpath.New(attrDeployItems), knownvalue.MapSizeExact(2)),
+				statecheck.ExpectKnownValue(blueprintDS, item("edge").AtMapKey("target"), knownvalue.StringExact("fleet[eu]")),
+				statecheck.ExpectKnownValue(blueprintDS, item("web/inner/deep").AtMapKey("config"), knownvalue.StringExact(`{"export":"deep-staging"}`)),
+				statecheck.ExpectKnownValue(blueprintDS, tfjsonpath.New(attrDeployItems), knownvalue.MapSizeExact(4)),
 				statecheck.ExpectKnownValue(blueprintDS, tfjsonpath.New("installations"), knownvalue.MapExact(map[string]knownvalue.Check{
-					"":      knownvalue.ObjectExact(map[string]knownvalue.Check{"imports": knownvalue.StringExact(`{"env":"staging"}`)}),
-					"web":   knownvalue.ObjectExact(map[string]knownvalue.Check{"imports": knownvalue.StringExact(`{"stage":"staging"}`)}),
-					"later": knownvalue.ObjectExact(map[string]knownvalue.Check{"imports": knownvalue.Null()}),
+					"":          knownvalue.ObjectExact(map[string]knownvalue.Check{"imports": knownvalue.StringExact(`{"env":"staging"}`)}),
+					"web":       knownvalue.ObjectExact(map[string]knownvalue.Check{"imports": knownvalue.StringExact(`{"stage":"staging"}`)}),
+					"web/inner": knownvalue.ObjectExact(map[string]knownvalue.Check{"imports": knownvalue.StringExact(`{"where":"staging"}`)}),
+					"later":     knownvalue.ObjectExact(map[string]knownvalue.Check{"imports": knownvalue.Null()}),
 				})),
 				statecheck.ExpectKnownValue(blueprintDS, tfjsonpath.New("import_declarations"), knownvalue.ListExact([]knownvalue.Check{
 					knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("env"), "type": knownvalue.StringExact("data"), "required": knownvalue.Bool(true)}),
 					knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("replicas"), "type": knownvalue.StringExact("data"), "required": knownvalue.Bool(false)}),
 					knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("cluster"), "type": knownvalue.StringExact("target"), "required": knownvalue.Bool(true)}),
+					knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("fleet"), "type": knownvalue.StringExact("targetMap"), "required": knownvalue.Bool(true)}),
 				})),
 				statecheck.ExpectKnownValue(blueprintDS, tfjsonpath.New("export_declarations"), knownvalue.ListExact([]knownvalue.Check{
 					knownvalue.ObjectExact(map[string]knownvalue.Check{"name": knownvalue.StringExact("greeting"), "type": knownvalue.StringExact("data"), "required": knownvalue.Bool(false)}),
@@ -101,4 +115,20 @@ data "landscaper_blueprint" "app" {
 			},
 		},
 	})
+}
+
+// A rendered item's target is named by the import it came from, never by
+// its config; a target matched by name (target: {name: ...}) by its name.
+func TestTargetImportName(t *testing.T) {
+	single, listed, keyed := &deployer.Target{Name: "main"}, &deployer.Target{Name: "l[1]"}, &deployer.Target{Name: "custom"}
+	imp := installation.Imports{
+		Targets:     map[string]*deployer.Target{"cluster": single},
+		TargetLists: map[string][]*deployer.Target{"l": {{}, listed}},
+		TargetMaps:  map[string]map[string]*deployer.Target{"m": {"eu": keyed}},
+	}
+	for want, tg := range map[string]*deployer.Target{"cluster": single, "l[1]": listed, "m[eu]": keyed, "other": {Name: "other", Config: []byte(`{"secret":1}`)}} {
+		if got := targetImportName(imp, tg); got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
 }
