@@ -1,10 +1,14 @@
 package provider
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
@@ -129,6 +133,50 @@ func TestTargetImportName(t *testing.T) {
 	for want, tg := range map[string]*deployer.Target{"cluster": single, "l[1]": listed, "m[eu]": keyed, "other": {Name: "other", Config: []byte(`{"secret":1}`)}} {
 		if got := targetImportName(imp, tg); got != want {
 			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+}
+
+// BenchmarkBlueprintDataSource measures validate and read of
+// landscaper_blueprint for testdata/installation/bench: 50
+// sub-installations × 20 mock items (1,000 items), rendered and returned
+// as Terraform values.
+func BenchmarkBlueprintDataSource(b *testing.B) {
+	ctx := context.Background()
+	p := newProvider("test")
+	s := &server{dataRoutes: p.dataRoutes()}
+	cc, err := filepath.Abs(filepath.Join("testdata", "installation", "bench", "component-constructor.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := p.blueprints.t
+	obj := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"subs": tftypes.Number, "items": tftypes.Number, "tag": tftypes.String}}
+	config, err := tfprotov6.NewDynamicValue(t, fill(t, map[string]any{
+		"blueprint": map[string]any{"ref": "root"},
+		"component": map[string]any{"name": "example.com/bench", "version": "v1.0.0", "constructors": []string{cc}},
+		"imports": tftypes.NewValue(obj, map[string]tftypes.Value{
+			"subs": tftypes.NewValue(tftypes.Number, 50), "items": tftypes.NewValue(tftypes.Number, 20), "tag": tftypes.NewValue(tftypes.String, "a")}),
+	}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	read := &tfprotov6.ReadDataSourceRequest{TypeName: blueprintType, Config: &config}
+	r, _ := s.ReadDataSource(ctx, read)
+	if len(r.Diagnostics) > 0 {
+		b.Fatal(r.Diagnostics[0].Detail)
+	}
+	st, err := r.State.Unmarshal(t)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if n := len(fields(fields(st)[attrDeployItems])); n != 1000 {
+		b.Fatalf("rendered %d items, want 1000", n)
+	}
+	b.ReportAllocs()
+	for range b.N {
+		_, _ = s.ValidateDataResourceConfig(ctx, &tfprotov6.ValidateDataResourceConfigRequest{TypeName: blueprintType, Config: &config})
+		if r, _ := s.ReadDataSource(ctx, read); len(r.Diagnostics) > 0 {
+			b.Fatal(r.Diagnostics[0].Detail)
 		}
 	}
 }
