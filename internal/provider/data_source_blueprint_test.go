@@ -99,6 +99,18 @@ data "landscaper_blueprint" "app" {
 				ExpectError: regexp.MustCompile(`(?s)Blueprint cannot be rendered.*deploy execution "x"`),
 			},
 			{
+				// An error below the root names the sub-installation.
+				Config: `
+data "landscaper_blueprint" "app" {
+  blueprint = { filesystem = { "blueprint.yaml" = ` + fmt.Sprintf("%q", head+
+					"subinstallations:\n  - name: broken\n    blueprint:\n      filesystem:\n        blueprint.yaml: |\n"+
+					"          apiVersion: landscaper.gardener.cloud/v1alpha1\n          kind: Blueprint\n"+
+					"          deployExecutions:\n            - name: y\n              type: GoTemplate\n"+
+					"              template: \"deployItems: {{ fail \\\"boom\\\" }}\"\n") + ` } }
+}`,
+				ExpectError: regexp.MustCompile(`(?s)Sub-installation "broken" cannot be rendered.*boom`),
+			},
+			{
 				// cluster is missing: the import is named.
 				Config:      renderConfig(t, "staging", ""),
 				ExpectError: regexp.MustCompile(`(?s)Invalid import.*target import "cluster": required import is not given`),
