@@ -68,3 +68,29 @@ func TestExampleInstallation(t *testing.T) {
 		t.Fatalf("destroy exit %d:\n%s", code, out)
 	}
 }
+
+// examples/installation/installation.tftest.hcl passes under the real
+// `terraform test`, offline: `terraform get` links the local render module
+// (no registry: the provider comes through dev_overrides, so no init), and
+// every run block only plans.
+func TestExampleInstallationTerraformTest(t *testing.T) {
+	t.Parallel()
+	w := newWorkspace(t)
+	copyTree(t, filepath.Join("..", "..", "examples", "installation"), w.Dir)
+	if out, code := w.Run(nil, "get", "-no-color"); code != 0 {
+		t.Fatalf("terraform get exit %d:\n%s", code, out)
+	}
+	out, code := w.Run(nil, "test", "-no-color")
+	if code != 0 {
+		t.Fatalf("terraform test exit %d:\n%s", code, out)
+	}
+	for _, want := range []string{`run "staging"... pass`, `run "production"... pass`, "0 failed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("terraform test output lacks %s:\n%s", want, out)
+		}
+	}
+	// Nothing ran: the plan-only runs leave no state behind.
+	if _, err := os.Stat(filepath.Join(w.Dir, "terraform.tfstate")); err == nil {
+		t.Error("terraform test wrote state")
+	}
+}

@@ -29,6 +29,11 @@ type Plan struct {
 	Exports Exports
 	// Warnings are what rendering the node warned about.
 	Warnings []string
+	// Imports and Items are what the node was rendered from and into,
+	// when Known: its resolved imports and its execution's deploy items.
+	// They let a caller show a rendered tree without running it.
+	Imports Imports
+	Items   map[string]engine.ItemSpec
 }
 
 // AllKnown reports whether every node of the plan was rendered.
@@ -86,7 +91,7 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 	if err != nil {
 		return nil, &PathError{Path: path, Err: err}
 	}
-	p := &Plan{Path: path, Known: true, Warnings: rendered.Warnings}
+	p := &Plan{Path: path, Known: true, Warnings: rendered.Warnings, Imports: imp, Items: rendered.Items}
 	var prevEx engine.Status
 	var prevSubs map[string]*Status
 	if prev != nil {

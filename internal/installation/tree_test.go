@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -267,4 +268,30 @@ func TestReconcileTriggerRunsTheWholeTree(t *testing.T) {
 			t.Errorf("%q: item did not run again", path)
 		}
 	})
+}
+
+// A plan of a tree never run holds what each node it could render was
+// rendered from and into: what the blueprint data source shows.
+func TestPlanHoldsRenderedImportsAndItems(t *testing.T) {
+	p, err := PlanTree(context.Background(), diamond(), Imports{Data: map[string]any{"v": "hello"}}, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]*Plan{}
+	p.Walk(func(n *Plan) {
+		if n.Known {
+			known[n.Path] = n
+		}
+	})
+	if root := known[""]; root == nil || root.Imports.Data["v"] != "hello" || root.Items["item"].Type != "mock" {
+		t.Fatalf("root plan: %+v", root)
+	}
+	for path, n := range known {
+		if path != "" && len(n.Items) != 1 {
+			t.Errorf("%q: items %v", path, n.Items)
+		}
+	}
+	if len(known) < 2 || known["d"] != nil {
+		t.Fatalf("rendered %v: d imports from siblings that have not run", slices.Sorted(maps.Keys(known)))
+	}
 }

@@ -46,6 +46,7 @@ type Provider struct {
 	components    atomic.Pointer[components]
 	executions    *executions
 	installations *installations
+	blueprints    *blueprints
 }
 
 // New returns a constructor of the provider for a plain framework server.
@@ -66,6 +67,7 @@ func newProvider(version string) *Provider {
 		deployers: p.deployers,
 		engine:    p.engine.Load,
 	}
+	p.blueprints = &blueprints{t: dataSourceObjectType(&blueprintDataSource{}), x: p.installations}
 	p.installations.load = func(ctx context.Context, src render.Source) (installation.Blueprint, error) {
 		opts := render.Options{Deployers: p.deployers}
 		if c := p.components.Load(); c != nil {
@@ -83,6 +85,22 @@ func (p *Provider) routes() map[string]protocolResource {
 		executionType:    p.executions,
 		installationType: p.installations,
 	}
+}
+
+// dataRoutes is the routing table of NewServer for data sources.
+func (p *Provider) dataRoutes() map[string]protocolDataSource {
+	return map[string]protocolDataSource{blueprintType: p.blueprints}
+}
+
+// dataSourceObjectType is objectType for a framework data source.
+func dataSourceObjectType(d datasource.DataSource) tftypes.Object {
+	var s datasource.SchemaResponse
+	d.Schema(context.Background(), datasource.SchemaRequest{}, &s)
+	t, ok := withoutOptionalAttributes(s.Schema.Type().TerraformType(context.Background())).(tftypes.Object)
+	if !ok {
+		panic("a data source schema is always an object")
+	}
+	return t
 }
 
 // objectType is the Terraform type of a framework resource's schema, so
@@ -185,5 +203,7 @@ func (p *Provider) Resources(context.Context) []func() resource.Resource {
 }
 
 func (p *Provider) DataSources(context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{
+		func() datasource.DataSource { return &blueprintDataSource{} },
+	}
 }

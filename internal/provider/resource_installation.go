@@ -202,18 +202,26 @@ func (x *installations) validate(_ context.Context, config tftypes.Value) proble
 	f := fields(config)
 	validateName(&ps, attrPath("name"), "name", f["name"])
 	ps = append(ps, validateTimeouts(f["timeouts"])...)
-	ps = append(ps, validateTargets(f[attrTargets], x.deployers, attrPath(attrTargets))...)
+	return append(ps, validateInstallationInputs(f, x.deployers)...)
+}
+
+// validateInstallationInputs checks what an installation is rendered
+// from: blueprint, component, verification, imports and targets. The
+// blueprint data source takes the same attributes.
+func validateInstallationInputs(f map[string]tftypes.Value, deployers *deployer.Registry) problems {
+	var ps problems
+	ps = append(ps, validateTargets(f[attrTargets], deployers, attrPath(attrTargets))...)
 	for name, list := range fields(f["target_lists"]) {
 		var elems []tftypes.Value
 		_ = list.As(&elems)
 		for i, t := range elems {
-			ps = append(ps, validateTarget(t, x.deployers, attrPath("target_lists").WithElementKeyString(name).WithElementKeyInt(i))...)
+			ps = append(ps, validateTarget(t, deployers, attrPath("target_lists").WithElementKeyString(name).WithElementKeyInt(i))...)
 		}
 	}
 	for name, m := range fields(f["target_maps"]) {
 		for key, t := range fields(m) {
 			at := attrPath("target_maps").WithElementKeyString(name).WithElementKeyString(key)
-			ps = append(ps, validateTarget(t, x.deployers, at)...)
+			ps = append(ps, validateTarget(t, deployers, at)...)
 			if key == "" || strings.ContainsAny(key, "[]") {
 				// Sub-installations name an element "import[key]".
 				ps.add(at, "Invalid target map key", fmt.Sprintf("%q: a target map key is not empty and has no square brackets", key))
@@ -339,7 +347,9 @@ func loadProblems(err error) problems {
 			if p.Field != "" {
 				at = at.WithAttributeName(p.Field)
 			}
-			ps.add(at, "Invalid import", p.Message)
+			// Named in the text too: a missing import has no place in
+			// the configuration for Terraform to point at.
+			ps.add(at, "Invalid import", fmt.Sprintf("%s import %q: %s", p.Kind, p.Name, p.Message))
 		}
 	case errors.As(err, &te):
 		// The tree's blueprints all come from the root's blueprint source.

@@ -51,7 +51,7 @@ func NewServer(version string) func() (tfprotov6.ProviderServer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &server{ProviderServer: fw, routes: p.routes()}, nil
+		return &server{ProviderServer: fw, routes: p.routes(), dataRoutes: p.dataRoutes()}, nil
 	}
 }
 
@@ -60,6 +60,48 @@ type server struct {
 	// routes says, by resource type name, which resources are served at
 	// the protocol level. It is the one place that decides.
 	routes map[string]protocolResource
+	// dataRoutes does so for data sources.
+	dataRoutes map[string]protocolDataSource
+}
+
+// protocolDataSource is a data source served on tftypes values, like a
+// protocolResource.
+type protocolDataSource interface {
+	objectType() tftypes.Object
+	validate(ctx context.Context, config tftypes.Value) problems
+	read(ctx context.Context, config tftypes.Value) (tftypes.Value, problems)
+}
+
+func (s *server) ValidateDataResourceConfig(ctx context.Context, req *tfprotov6.ValidateDataResourceConfigRequest) (*tfprotov6.ValidateDataResourceConfigResponse, error) {
+	d, ok := s.dataRoutes[req.TypeName]
+	if !ok {
+		return s.ProviderServer.ValidateDataResourceConfig(ctx, req)
+	}
+	cfg, err := req.Config.Unmarshal(d.objectType())
+	if err != nil {
+		return &tfprotov6.ValidateDataResourceConfigResponse{Diagnostics: errorDiagnostics("Cannot decode value", err)}, nil
+	}
+	return &tfprotov6.ValidateDataResourceConfigResponse{Diagnostics: d.validate(ctx, cfg).protocol()}, nil
+}
+
+func (s *server) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSourceRequest) (*tfprotov6.ReadDataSourceResponse, error) {
+	d, ok := s.dataRoutes[req.TypeName]
+	if !ok {
+		return s.ProviderServer.ReadDataSource(ctx, req)
+	}
+	cfg, err := req.Config.Unmarshal(d.objectType())
+	if err != nil {
+		return &tfprotov6.ReadDataSourceResponse{Diagnostics: errorDiagnostics("Cannot decode value", err)}, nil
+	}
+	state, ps := d.read(ctx, cfg)
+	if ps.errors() {
+		return &tfprotov6.ReadDataSourceResponse{Diagnostics: ps.protocol()}, nil
+	}
+	dv, err := tfprotov6.NewDynamicValue(d.objectType(), state)
+	if err != nil {
+		return &tfprotov6.ReadDataSourceResponse{Diagnostics: append(ps.protocol(), errorDiagnostics("Cannot encode value", err)...)}, nil
+	}
+	return &tfprotov6.ReadDataSourceResponse{State: &dv, Diagnostics: ps.protocol()}, nil
 }
 
 func decode(r protocolResource, v *tfprotov6.DynamicValue) (tftypes.Value, []*tfprotov6.Diagnostic) {

@@ -68,3 +68,33 @@ func TestDecodeTemplateIsStrict(t *testing.T) {
 		t.Fatal("a template without a name was accepted")
 	}
 }
+
+func TestDeclarationsListImportsAndExportsInOrder(t *testing.T) {
+	bp, err := Load(t.Context(), Source{Filesystem: map[string]string{"blueprint.yaml": `
+apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+- name: env
+  schema: {type: string}
+- name: cluster
+  targetType: kubernetes-cluster
+  required: false
+exports:
+- name: url
+  schema: {type: string}
+`}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imports, exports := Declarations(bp)
+	want := []Declaration{{Name: "env", Type: "data", Required: true}, {Name: "cluster", Type: "target"}}
+	if len(imports) != 2 || imports[0] != want[0] || imports[1] != want[1] {
+		t.Fatalf("imports %+v", imports)
+	}
+	if len(exports) != 1 || exports[0] != (Declaration{Name: "url", Type: "data"}) {
+		t.Fatalf("exports %+v", exports)
+	}
+	if i, e := Declarations(nil); i != nil || e != nil {
+		t.Fatal("a blueprint Load did not return declares nothing")
+	}
+}

@@ -231,3 +231,31 @@ type SourceError struct {
 
 func (e *SourceError) Error() string { return e.Err.Error() }
 func (e *SourceError) Unwrap() error { return e.Err }
+
+// Declaration is an import or export a blueprint declares.
+type Declaration struct {
+	Name string
+	// Type is data, target, targetList or targetMap.
+	Type string
+	// Required is Landscaper's required of an import (true by default);
+	// exports are always false.
+	Required bool
+}
+
+// Declarations lists the imports and exports bp declares, in its order;
+// nil for a blueprint Load did not return.
+func Declarations(bp installation.Blueprint) (imports, exports []Declaration) {
+	n, ok := bp.(*node)
+	if !ok {
+		return nil, nil
+	}
+	def := &n.bp.Definition
+	for i := range def.Imports {
+		d := &def.Imports[i]
+		imports = append(imports, Declaration{Name: d.Name, Type: string(d.Type), Required: d.IsRequired()})
+	}
+	for _, d := range def.Exports {
+		exports = append(exports, Declaration{Name: d.Name, Type: string(d.Type)})
+	}
+	return imports, exports
+}
