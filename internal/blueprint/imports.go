@@ -114,7 +114,7 @@ func (v *importCheck) check(defs []ImportDefinition) {
 func (v *importCheck) checkOne(def *ImportDefinition) bool {
 	missing := func() bool {
 		if def.IsRequired() && !v.givenAnyKind(def.Name) { // else checkGiven reports the kind
-			v.add(def.Name, def.Type, "", ReasonMissing, "required %s import %q is not given", def.Type, def.Name)
+			v.add(def.Name, def.Type, "", ReasonMissing, "required import is not given")
 		}
 		return false
 	}

@@ -107,7 +107,7 @@ func TestAccInstallation_importDeclarations(t *testing.T) {
 			},
 			// A missing required import is named in the message: Terraform
 			// cannot point at a map key the configuration does not have.
-			{Config: importsConfig(`{ suffix = "web" }`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid import.*required data import "prefix" is not given`)},
+			{Config: importsConfig(`{ suffix = "web" }`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid import.*data import "prefix": required import is not given`)},
 			{Config: importsConfig(`{ prefix = "App", suffix = "web" }`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid import.*prefix.*pattern|(?s)Invalid import.*prefix.*match`)},
 			{Config: importsConfig(`{ prefix = "app", suffix = "toolong" }`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid import.*suffix`)},
 			{Config: importsConfig(`{ prefix = "app", suffix = "web", certificate = "pem" }`), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid import.*certificate`)},
