@@ -33,6 +33,10 @@ type ItemSpec struct {
 	UpdateOnChangeOnly bool `json:"updateOnChangeOnly,omitempty"`
 	// Target is what the item acts on, or nil.
 	Target *deployer.Target `json:"target,omitempty"`
+	// TargetRef says where the target came from, for people to read:
+	// "import", "import[key]", "import[index]" or a target's name. It is
+	// not part of the hash: the target itself is.
+	TargetRef string `json:"targetRef,omitempty"`
 	// ComponentDescriptor and Content are the rest of Landscaper's
 	// container contract (see deployer.Request), set by callers that have
 	// them, such as installations. The component descriptor counts in the

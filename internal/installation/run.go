@@ -48,6 +48,9 @@ type Runner struct {
 	// Observe receives events from many goroutines; it must be safe for
 	// concurrent use and must not block for long. It may be nil.
 	Observe func(Event)
+	// JobID is the ID Apply runs its job under, such as one a plan
+	// announced; empty means a fresh one.
+	JobID string
 }
 
 func (r *Runner) emit(ev Event) {
@@ -72,13 +75,17 @@ func InputHash(bp Blueprint, imp Imports) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Apply runs one job of the whole tree under a fresh job ID: every node
+// Apply runs one job of the whole tree under a fresh job ID (or r.JobID): every node
 // renders its blueprint, deletes orphaned sub-installations, runs its
 // execution and its sub-installations, and collects its exports. It
 // always returns the complete resulting status, also when parts failed or
 // ctx was cancelled, so the caller can persist the truth.
 func (r *Runner) Apply(ctx context.Context, bp Blueprint, imp Imports, prev *Status) *Status {
-	return r.run(ctx, "", bp, imp, prev, uuid.NewString())
+	id := r.JobID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	return r.run(ctx, "", bp, imp, prev, id)
 }
 
 // node is one installation during a job.

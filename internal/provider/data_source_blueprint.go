@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
-	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -14,7 +11,6 @@ import (
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
 )
@@ -23,7 +19,7 @@ import (
 // blueprint data source takes, with the same schema.
 const blueprintType = "landscaper_blueprint"
 
-var blueprintInputs = []string{"blueprint", "component", "verification", "imports", attrTargets, "target_lists", "target_maps"}
+var blueprintInputs = []string{"blueprint", "component", "verification", "imports", attrSensitiveImports, attrTargets, "target_lists", "target_maps"}
 
 var _ datasource.DataSource = (*blueprintDataSource)(nil)
 
@@ -63,16 +59,10 @@ func (d *blueprintDataSource) Schema(ctx context.Context, _ datasource.SchemaReq
 	}
 	attrs[attrDeployItems] = dschema.MapNestedAttribute{
 		MarkdownDescription: "Every rendered deploy item of the tree by `\"<installation path>/<item>\"`; the " +
-			"root's items by their name alone, as in `landscaper_installation`'s `status.deploy_items`.",
-		Computed: true,
-		NestedObject: dschema.NestedAttributeObject{Attributes: map[string]dschema.Attribute{
-			"type": dschema.StringAttribute{Computed: true, MarkdownDescription: "Deployer type."},
-			"target": dschema.StringAttribute{Computed: true, MarkdownDescription: "The import name of the " +
-				"item's target (`<import>[<index>]` or `<import>[<key>]` for an element of a target list or map), " +
-				"or null. Never the target's config."},
-			"config": dschema.StringAttribute{Computed: true, MarkdownDescription: "The rendered deployer " +
-				"configuration (Landscaper's ProviderConfiguration) as JSON text."},
-		}},
+			"root's items by their name alone, as in `landscaper_installation`'s `deploy_items`. Values of targets " +
+			"and of `sensitive_imports` are shown as `***`.",
+		Computed:     true,
+		NestedObject: dschema.NestedAttributeObject{Attributes: dataSourceAttributes(renderedItemAttributes())},
 	}
 	attrs["import_declarations"] = dschema.ListNestedAttribute{Computed: true, NestedObject: declaration,
 		MarkdownDescription: "The root blueprint's import declarations, in its order."}
@@ -166,9 +156,7 @@ func (b *blueprints) read(ctx context.Context, config tftypes.Value) (tftypes.Va
 	}
 	t := b.t
 	installations := map[string]tftypes.Value{}
-	items := map[string]tftypes.Value{}
-	it := t.AttributeTypes["installations"].(tftypes.Map).ElementType //nolint:forcetypeassert // the schema above
-	dt := t.AttributeTypes[attrDeployItems].(tftypes.Map).ElementType //nolint:forcetypeassert // the schema above
+	it := as[tftypes.Map](t.AttributeTypes["installations"]).ElementType
 	p.Walk(func(n *installation.Plan) {
 		imports := tftypes.NewValue(tftypes.String, nil)
 		if n.Known {
@@ -179,17 +167,6 @@ func (b *blueprints) read(ctx context.Context, config tftypes.Value) (tftypes.Va
 			imports = tftypes.NewValue(tftypes.String, string(raw))
 		}
 		installations[n.Path] = tftypes.NewValue(it, map[string]tftypes.Value{"imports": imports})
-		for name, spec := range n.Items {
-			target := tftypes.NewValue(tftypes.String, nil)
-			if spec.Target != nil {
-				target = tftypes.NewValue(tftypes.String, targetImportName(n.Imports, spec.Target))
-			}
-			items[installation.Join(n.Path, name)] = tftypes.NewValue(dt, map[string]tftypes.Value{
-				"type":   tftypes.NewValue(tftypes.String, spec.Type),
-				"target": target,
-				"config": tftypes.NewValue(tftypes.String, string(spec.Config)),
-			})
-		}
 		for _, w := range n.Warnings {
 			where := "the root installation"
 			if n.Path != "" {
@@ -198,8 +175,10 @@ func (b *blueprints) read(ctx context.Context, config tftypes.Value) (tftypes.Va
 			ps.warn(attrPath("blueprint"), "Deploy item config has unknown fields", fmt.Sprintf("%s: %s", where, w))
 		}
 	})
+	// Unlike the resource's, the items of nodes that are rendered are
+	// listed even when a sibling's exports keep others from being.
+	f[attrDeployItems] = renderedItems(t.AttributeTypes[attrDeployItems], planSpecs(p), secretsOf(f, imp))
 	f["installations"] = tftypes.NewValue(t.AttributeTypes["installations"], installations)
-	f[attrDeployItems] = tftypes.NewValue(t.AttributeTypes[attrDeployItems], items)
 	importDecls, exportDecls := render.Declarations(bp)
 	f["import_declarations"] = declarationsValue(t.AttributeTypes["import_declarations"], importDecls)
 	f["export_declarations"] = declarationsValue(t.AttributeTypes["export_declarations"], exportDecls)
@@ -211,30 +190,6 @@ func orEmptyMap(m map[string]any) map[string]any {
 		return map[string]any{}
 	}
 	return m
-}
-
-// targetImportName names the import a rendered item's target came from
-// among the node's imports: "name", "list[index]" or "map[key]".
-func targetImportName(imp installation.Imports, t *deployer.Target) string {
-	for _, n := range slices.Sorted(maps.Keys(imp.Targets)) {
-		if imp.Targets[n] == t {
-			return n
-		}
-	}
-	for _, n := range slices.Sorted(maps.Keys(imp.TargetLists)) {
-		if i := slices.Index(imp.TargetLists[n], t); i >= 0 {
-			return n + "[" + strconv.Itoa(i) + "]"
-		}
-	}
-	for _, n := range slices.Sorted(maps.Keys(imp.TargetMaps)) {
-		for _, k := range slices.Sorted(maps.Keys(imp.TargetMaps[n])) {
-			if imp.TargetMaps[n][k] == t {
-				return n + "[" + k + "]"
-			}
-		}
-	}
-	// A deploy item's target: {name: ...} matches the target's name.
-	return t.Name
 }
 
 func declarationsValue(t tftypes.Type, decls []render.Declaration) tftypes.Value {

@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
-	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 )
 
 const blueprintDS = "data.landscaper_blueprint.app"
@@ -133,18 +133,32 @@ data "landscaper_blueprint" "app" {
 	})
 }
 
-// A rendered item's target is named by the import it came from, never by
-// its config; a target matched by name (target: {name: ...}) by its name.
-func TestTargetImportName(t *testing.T) {
-	single, listed, keyed := &deployer.Target{Name: "main"}, &deployer.Target{Name: "l[1]"}, &deployer.Target{Name: "custom"}
-	imp := installation.Imports{
-		Targets:     map[string]*deployer.Target{"cluster": single},
-		TargetLists: map[string][]*deployer.Target{"l": {{}, listed}},
-		TargetMaps:  map[string]map[string]*deployer.Target{"m": {"eu": keyed}},
+// A rendered item names where its target came from, never its config, and
+// shows secrets as ***; an item recorded before TargetRef existed is named
+// by its target's name.
+func TestRenderedItems(t *testing.T) {
+	mt := newProvider("test").installations.t.AttributeTypes[attrDeployItems]
+	sec := &secrets{}
+	sec.addJSON([]byte(`{"kubeconfig": "apiVersion: v1\nclusters: []", "token": "s3cr3t-token", "port": 6443}`))
+	specs := map[string]engine.ItemSpec{
+		"a":     {Type: "helm", TargetRef: "clusters[eu]", Target: &deployer.Target{Name: "clusters[eu]", Config: []byte(`{"token":"s3cr3t-token"}`)}, Config: []byte(`{"b": 1,  "a": "x"}`)},
+		"sub/b": {Type: "manifest", Target: &deployer.Target{Name: "cluster"}, Config: []byte(`{"auth": "Bearer s3cr3t-token", "port": 6443, "s3cr3t-token": true}`)},
+		"c":     {Type: "mock", Config: []byte(`{}`)},
 	}
-	for want, tg := range map[string]*deployer.Target{"cluster": single, "l[1]": listed, "m[eu]": keyed, "other": {Name: "other", Config: []byte(`{"secret":1}`)}} {
-		if got := targetImportName(imp, tg); got != want {
-			t.Errorf("got %q, want %q", got, want)
+	got := fields(renderedItems(mt, specs, sec))
+	want := map[string][3]any{
+		"a":     {"helm", "clusters[eu]", `{"b":1,"a":"x"}`},
+		"sub/b": {"manifest", "cluster", `{"***":true,"auth":"Bearer ***","port":"***"}`},
+		"c":     {"mock", nil, `{}`},
+	}
+	for k, w := range want {
+		f := fields(got[k])
+		var target any
+		if !f["target"].IsNull() {
+			target = str(f["target"])
+		}
+		if str(f["type"]) != w[0] || target != w[1] || str(f["config"]) != w[2] {
+			t.Errorf("%s: got type %q target %v config %s, want %v", k, str(f["type"]), target, str(f["config"]), w)
 		}
 	}
 }

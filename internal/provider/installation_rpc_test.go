@@ -159,9 +159,11 @@ func TestInstallationRPCsCreateNoopFailAndResume(t *testing.T) {
 	plan, resumed := f.step(t, failed.NewState, failed.Private, f.config("b"))
 	pv, _ = plan.PlannedState.Unmarshal(f.x.t)
 	pitems := fields(fields(fields(pv)["status"])[attrDeployItems])
-	if !pitems["sub0/item0"].IsKnown() || pitems["sub1/item2"].IsKnown() || pitems["sub1/item3"].IsKnown() {
-		t.Fatalf("resume plan: sub0/item0 known %v, sub1/item2 known %v, sub1/item3 known %v; want only sub1's unfinished items to run",
-			pitems["sub0/item0"].IsKnown(), pitems["sub1/item2"].IsKnown(), pitems["sub1/item3"].IsKnown())
+	pjob := str(fields(fields(pv)["status"])["job_id"])
+	runs := func(item string) bool { return str(fields(pitems[item])["job_id_finished"]) == pjob }
+	if pjob == "" || pjob == job || runs("sub0/item0") || !runs("sub1/item2") || !runs("sub1/item3") {
+		t.Fatalf("resume plan (job %s): sub0/item0 runs %v, sub1/item2 runs %v, sub1/item3 runs %v; want only sub1's unfinished items to run",
+			pjob, runs("sub0/item0"), runs("sub1/item2"), runs("sub1/item3"))
 	}
 	if len(resumed.Diagnostics) > 0 {
 		t.Fatal(resumed.Diagnostics[0].Detail)
@@ -169,6 +171,12 @@ func TestInstallationRPCsCreateNoopFailAndResume(t *testing.T) {
 	rst, _ := resumed.NewState.Unmarshal(f.x.t)
 	if s := str(fields(fields(rst)["status"])["phase"]); s != "Succeeded" {
 		t.Fatalf("resume: %s", s)
+	}
+	// The apply keeps what the plan promised: the job it announced, and
+	// the status of success.
+	if !fields(rst)["status"].Equal(fields(pv)["status"]) {
+		d, _ := fields(pv)["status"].Diff(fields(rst)["status"])
+		t.Fatalf("resumed status differs from the plan: %v", d)
 	}
 	if !strings.Contains(fmt.Sprint(fields(rst)["exports"]), `"b"`) {
 		t.Fatalf("exports after resume %v", fields(rst)["exports"])

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 )
 
@@ -31,9 +34,8 @@ func (x *installations) vt() valueTypes {
 func (x *installations) nodeValue(s *installation.Status) tftypes.Value {
 	_, node, _, _ := x.statusTypes()
 	return tftypes.NewValue(node, map[string]tftypes.Value{
-		"phase":           stringOrNull(string(s.Phase)),
-		"job_id_finished": stringOrNull(s.JobIDFinished),
-		"last_error":      x.vt().errorValue(s.LastError),
+		"phase":      stringOrNull(string(s.Phase)),
+		"last_error": x.vt().errorValue(s.LastError),
 	})
 }
 
@@ -52,51 +54,45 @@ func (x *installations) statusValue(st *installation.Status) tftypes.Value {
 			items[installation.Join(p, n)] = vt.itemStatusValue(is)
 		}
 	})
-	return x.statusObject(st, nodes, items, false)
+	return x.statusObject(st.Phase, st.JobID, st.JobIDFinished, st.LastError, nodes, items)
 }
 
-func (x *installations) statusObject(st *installation.Status, nodes, items map[string]tftypes.Value, unknownTop bool) tftypes.Value {
-	status, _, _, lastError := x.statusTypes()
-	top := map[string]tftypes.Value{
-		"phase":           stringOrNull(string(st.Phase)),
-		"job_id":          stringOrNull(st.JobID),
-		"job_id_finished": stringOrNull(st.JobIDFinished),
-		"imports_hash":    stringOrNull(st.ImportsHash),
-		"last_error":      x.vt().errorValue(st.LastError),
-	}
-	if unknownTop {
-		for k := range top {
-			t := tftypes.Type(tftypes.String)
-			if k == "last_error" {
-				t = lastError
-			}
-			top[k] = tftypes.NewValue(t, tftypes.UnknownValue)
-		}
-	}
-	top["installations"] = tftypes.NewValue(status.AttributeTypes["installations"], nodes)
-	top[attrDeployItems] = tftypes.NewValue(status.AttributeTypes[attrDeployItems], items)
-	return tftypes.NewValue(status, top)
+func (x *installations) statusObject(phase core.Phase, jobID, jobIDFinished string, lastError *core.Error, nodes, items map[string]tftypes.Value) tftypes.Value {
+	status, _, _, _ := x.statusTypes()
+	return tftypes.NewValue(status, map[string]tftypes.Value{
+		"phase":           stringOrNull(string(phase)),
+		"job_id":          stringOrNull(jobID),
+		"job_id_finished": stringOrNull(jobIDFinished),
+		"last_error":      x.vt().errorValue(lastError),
+		"installations":   tftypes.NewValue(status.AttributeTypes["installations"], nodes),
+		attrDeployItems:   tftypes.NewValue(status.AttributeTypes[attrDeployItems], items),
+	})
 }
 
-// plannedStatus is the status a job will leave, as far as it is known:
-// nodes whose subtree changes nothing and items that do not run keep
-// their status; the rest is unknown; orphans leave.
-func (x *installations) plannedStatus(prev *installation.Status, p *installation.Plan) tftypes.Value {
-	_, node, item, _ := x.statusTypes()
+// plannedStatus is the status a successful job under jobID leaves: nodes
+// whose subtree changes nothing and items that do not run keep their
+// status, everything else succeeds, items that run finish in jobID, and
+// orphans leave. Predicting success keeps the plan to what changes: a
+// running item that succeeded before shows only its new job. An apply
+// that fails reports errors, and then Terraform takes the status it
+// returns, which tells what happened.
+func (x *installations) plannedStatus(prev *installation.Status, p *installation.Plan, jobID string) tftypes.Value {
+	_, node, _, _ := x.statusTypes()
 	nodes := map[string]tftypes.Value{}
 	items := map[string]tftypes.Value{}
 	vt := x.vt()
 	prevOf := map[string]*installation.Status{}
 	prev.Walk(func(path string, s *installation.Status) { prevOf[path] = s })
+	succeeded := stringValue(string(core.PhaseSucceeded))
 	p.Walk(func(np *installation.Plan) {
 		ps := prevOf[np.Path]
 		if np.Noop && ps != nil {
 			nodes[np.Path] = x.nodeValue(ps)
 		} else {
-			nodes[np.Path] = tftypes.NewValue(node, tftypes.UnknownValue)
+			nodes[np.Path] = tftypes.NewValue(node, map[string]tftypes.Value{"phase": succeeded, "last_error": vt.errorValue(nil)})
 		}
 		for _, n := range np.Job.Run {
-			items[installation.Join(np.Path, n)] = tftypes.NewValue(item, tftypes.UnknownValue)
+			items[installation.Join(np.Path, n)] = vt.itemStatusValue(&engine.ItemStatus{Phase: core.PhaseSucceeded, JobIDFinished: jobID})
 		}
 		for _, n := range np.Job.Skip {
 			if ps != nil && ps.Execution.Items[n] != nil {
@@ -104,7 +100,69 @@ func (x *installations) plannedStatus(prev *installation.Status, p *installation
 			}
 		}
 	})
-	return x.statusObject(prev, nodes, items, true)
+	return x.statusObject(core.PhaseSucceeded, jobID, jobID, nil, nodes, items)
+}
+
+// renderedItems is the deploy_items attribute (of type t, a map) for the
+// items of a tree, with the secrets masked in their configs.
+func renderedItems(t tftypes.Type, specs map[string]engine.ItemSpec, sec *secrets) tftypes.Value {
+	et := as[tftypes.Object](as[tftypes.Map](t).ElementType)
+	vals := make(map[string]tftypes.Value, len(specs))
+	for key, spec := range specs {
+		target := tftypes.NewValue(tftypes.String, nil)
+		switch {
+		case spec.TargetRef != "":
+			target = stringValue(spec.TargetRef)
+		case spec.Target != nil:
+			// Recorded before TargetRef existed.
+			target = stringValue(spec.Target.Name)
+		}
+		cfg := spec.Config
+		var buf bytes.Buffer
+		if json.Compact(&buf, cfg) == nil {
+			cfg = buf.Bytes()
+		}
+		vals[key] = tftypes.NewValue(et, map[string]tftypes.Value{
+			"type":   stringValue(spec.Type),
+			"target": target,
+			"config": stringValue(string(sec.maskedJSON(cfg))),
+		})
+	}
+	return tftypes.NewValue(t, vals)
+}
+
+// plannedItems are the rendered items of every node of a plan; unknown
+// while a node is not rendered yet, as then not even their names are.
+func plannedItems(t tftypes.Type, p *installation.Plan, sec *secrets) tftypes.Value {
+	if !p.AllKnown() {
+		return tftypes.NewValue(t, tftypes.UnknownValue)
+	}
+	return renderedItems(t, planSpecs(p), sec)
+}
+
+// planSpecs are the items of the rendered nodes of a plan, by key.
+func planSpecs(p *installation.Plan) map[string]engine.ItemSpec {
+	specs := map[string]engine.ItemSpec{}
+	p.Walk(func(n *installation.Plan) {
+		for name, spec := range n.Items {
+			specs[installation.Join(n.Path, name)] = spec
+		}
+	})
+	return specs
+}
+
+// statusItems are the items of a tree status as they were last rendered.
+func statusItems(t tftypes.Type, st *installation.Status, sec *secrets) tftypes.Value {
+	if st == nil {
+		return tftypes.NewValue(t, nil)
+	}
+	specs := map[string]engine.ItemSpec{}
+	st.Walk(func(p string, s *installation.Status) {
+		for name, is := range s.Execution.Items {
+			specs[installation.Join(p, name)] = is.Spec
+		}
+	})
+	return renderedItems(t, specs, sec)
 }
 
 // exportValues renders the root's exports: data exports as one object,

@@ -1,11 +1,9 @@
 package provider
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -23,8 +21,6 @@ const (
 	subsystemDeployer = "deployer"
 )
 
-const mask = "***"
-
 // jobLogger turns engine events into tflog lines. Phase transitions are
 // INFO, so TF_LOG=INFO reads as a progress log; deployer output is DEBUG.
 // Values never appear above DEBUG, and known sensitive export strings are
@@ -33,7 +29,7 @@ type jobLogger struct {
 	ctx       context.Context
 	sensitive map[string]bool
 	mu        sync.Mutex
-	secrets   []string
+	secrets   secrets
 	// held keeps the output of items with a sensitive export until their
 	// export is known, so the export can be masked in their own output.
 	held map[string][]string
@@ -53,48 +49,10 @@ func newJobLogger(ctx context.Context, sensitive map[string]bool, prev engine.St
 	return l
 }
 
-// addSecrets records the string and number leaves of an export as they
-// would appear in text. Booleans and very short strings are left out:
-// masking every "true" or "a" would hide the rest of the log, not a secret.
-func (l *jobLogger) addSecrets(raw json.RawMessage) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return
-	}
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case string:
-			if len(x) >= 3 {
-				l.secrets = append(l.secrets, x)
-			}
-		case json.Number:
-			if len(x) >= 3 {
-				l.secrets = append(l.secrets, string(x))
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case map[string]any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	// Longest first, so a secret containing another is masked whole.
-	sort.Slice(l.secrets, func(i, j int) bool { return len(l.secrets[i]) > len(l.secrets[j]) })
-}
+// addSecrets records the leaves of an export as secrets.
+func (l *jobLogger) addSecrets(raw json.RawMessage) { l.secrets.addJSON(raw) }
 
-func (l *jobLogger) masked(s string) string {
-	for _, sec := range l.secrets {
-		s = strings.ReplaceAll(s, sec, mask)
-	}
-	return s
-}
+func (l *jobLogger) masked(s string) string { return l.secrets.masked(s) }
 
 // redact masks known sensitive export strings in the error messages of a
 // job's result. Those messages quote command output (exec's stderr tail)

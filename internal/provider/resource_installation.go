@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 	"maps"
 	"slices"
 	"strconv"
@@ -28,7 +29,8 @@ import (
 const installationType = "landscaper_installation"
 
 // installationSchemaVersion is bumped whenever the schema's type changes.
-const installationSchemaVersion = 1
+// Version 2 added deploy_items and sensitive_imports and slimmed status.
+const installationSchemaVersion = 2
 
 var (
 	_ resource.Resource                = (*installationResource)(nil)
@@ -113,6 +115,14 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"declarations and JSON schemas at plan time when known.",
 				Optional: true,
 			},
+			attrSensitiveImports: schema.DynamicAttribute{
+				MarkdownDescription: "Data imports whose values are secret, by import name, as in `imports`; a name is " +
+					"given in one of the two. Terraform hides the attribute, and wherever one of these values (a string " +
+					"or number of three or more characters) appears in a rendered deploy item's `config`, the plan shows " +
+					"`***` instead.",
+				Optional:  true,
+				Sensitive: true,
+			},
 			attrTargets: installationTargetsAttribute(),
 			"target_lists": schema.MapAttribute{
 				MarkdownDescription: "Target list imports by import name; each target as in `targets` (`type`, `config`, " +
@@ -145,32 +155,40 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 						MarkdownDescription: "The exported target's annotations, or null."},
 				}},
 			},
+			attrDeployItems: schema.MapNestedAttribute{
+				MarkdownDescription: "Every deploy item of the tree as rendered, by `\"<installation path>/<item>\"` as in " +
+					"`status.deploy_items`: what each item is asked to do. Known at plan time whenever the inputs " +
+					"are, so a plan shows the rendered configuration's diff. Values of targets and of " +
+					"`sensitive_imports` are shown as `***`.",
+				Computed:     true,
+				NestedObject: schema.NestedAttributeObject{Attributes: renderedItemAttributes()},
+			},
 			"status": schema.SingleNestedAttribute{
-				MarkdownDescription: "What the last job did, for the installation and everything under it.",
-				Computed:            true,
+				MarkdownDescription: "What the last job did, for the installation and everything under it. A plan " +
+					"that runs items shows the status a successful apply leaves: the items that will run with the " +
+					"new `job_id`; a failed apply records what happened instead.",
+				Computed: true,
 				Attributes: map[string]schema.Attribute{
 					"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "Phase of the root installation: `Init`, " +
 						"`CleanupOrphaned`, `ObjectsCreated`, `Progressing`, `Completing`, `Succeeded`, `Failed`; when deleting " +
 						"`InitDelete`, `TriggerDelete`, `Deleting`, `DeleteFailed`."},
 					"job_id":          schema.StringAttribute{Computed: true, MarkdownDescription: "ID of the last job; every apply that runs anything starts a new one, handed down the whole tree."},
 					"job_id_finished": schema.StringAttribute{Computed: true, MarkdownDescription: "Equals `job_id` once that job has finished."},
-					"imports_hash":    schema.StringAttribute{Computed: true, MarkdownDescription: "Hash of the imports of the last job."},
 					"last_error":      errorSchema("the root installation"),
 					"installations": schema.MapNestedAttribute{
 						MarkdownDescription: "Every installation of the tree by path: `\"\"` is the root, `\"a\"` its " +
 							"sub-installation `a`, `\"a/b\"` one level deeper.",
 						Computed: true,
 						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-							"phase":           schema.StringAttribute{Computed: true, MarkdownDescription: "Phase of the installation."},
-							"job_id_finished": schema.StringAttribute{Computed: true, MarkdownDescription: "The job the installation last finished."},
-							"last_error":      errorSchema("the installation"),
+							"phase":      schema.StringAttribute{Computed: true, MarkdownDescription: "Phase of the installation."},
+							"last_error": errorSchema("the installation"),
 						}},
 					},
 					attrDeployItems: schema.MapNestedAttribute{
 						MarkdownDescription: "Every deploy item of the tree by `\"<installation path>/<item>\"`; the root's items " +
 							"by their name alone.",
 						Computed:     true,
-						NestedObject: schema.NestedAttributeObject{Attributes: itemStatusAttributes()},
+						NestedObject: schema.NestedAttributeObject{Attributes: treeItemStatusAttributes()},
 					},
 				},
 			},
@@ -245,11 +263,20 @@ func validateInstallationInputs(f map[string]tftypes.Value, deployers *deployer.
 		}
 	}
 	ps = append(ps, validateComponent(f["component"], f["verification"])...)
-	if imp := f["imports"]; imp.IsKnown() && !imp.IsNull() {
-		if _, ok := imp.Type().(tftypes.Object); !ok {
-			if _, ok := imp.Type().(tftypes.Map); !ok {
-				ps.add(attrPath("imports"), "Invalid imports", "imports must be an object or a map, by import name")
+	for _, a := range []string{"imports", attrSensitiveImports} {
+		if imp := f[a]; imp.IsKnown() && !imp.IsNull() {
+			if _, ok := imp.Type().(tftypes.Object); !ok {
+				if _, ok := imp.Type().(tftypes.Map); !ok {
+					ps.add(attrPath(a), "Invalid imports", a+" must be an object or a map, by import name")
+				}
 			}
+		}
+	}
+	plain := fields(f["imports"])
+	for _, n := range slices.Sorted(maps.Keys(fields(f[attrSensitiveImports]))) {
+		if _, ok := plain[n]; ok {
+			ps.add(attrPath(attrSensitiveImports).WithElementKeyString(n), "Invalid imports",
+				fmt.Sprintf("import %q is given in both imports and sensitive_imports; give it in one", n))
 		}
 	}
 	return ps
@@ -291,10 +318,17 @@ func sourceOf(f map[string]tftypes.Value) (render.Source, bool) {
 func importsOf(f map[string]tftypes.Value) (installation.Imports, bool) {
 	var imp installation.Imports
 	data, known := valueToAny(f["imports"])
-	if !known || !f[attrTargets].IsFullyKnown() || !f["target_lists"].IsFullyKnown() || !f["target_maps"].IsFullyKnown() {
+	secret, secretKnown := valueToAny(f[attrSensitiveImports])
+	if !known || !secretKnown || !f[attrTargets].IsFullyKnown() || !f["target_lists"].IsFullyKnown() || !f["target_maps"].IsFullyKnown() {
 		return imp, false
 	}
 	imp.Data, _ = data.(map[string]any)
+	if sm, _ := secret.(map[string]any); len(sm) > 0 {
+		merged := make(map[string]any, len(imp.Data)+len(sm))
+		maps.Copy(merged, imp.Data)
+		maps.Copy(merged, sm)
+		imp.Data = merged
+	}
 	imp.Targets, _ = targetsOf(f[attrTargets])
 	for name, list := range fields(f["target_lists"]) {
 		var elems []tftypes.Value
@@ -323,6 +357,34 @@ func importsOf(f map[string]tftypes.Value) (installation.Imports, bool) {
 		imp.TargetMaps[name] = tm
 	}
 	return imp, true
+}
+
+// secretsOf are the values a plan must not show: every target's config
+// and the sensitive imports.
+func secretsOf(f map[string]tftypes.Value, imp installation.Imports) *secrets {
+	sec := &secrets{}
+	addTarget := func(t *deployer.Target) {
+		if t != nil {
+			sec.addJSON(t.Config)
+		}
+	}
+	for _, t := range imp.Targets {
+		addTarget(t)
+	}
+	for _, l := range imp.TargetLists {
+		for _, t := range l {
+			addTarget(t)
+		}
+	}
+	for _, m := range imp.TargetMaps {
+		for _, t := range m {
+			addTarget(t)
+		}
+	}
+	if v, known := valueToAny(f[attrSensitiveImports]); known && v != nil {
+		sec.addValue(v)
+	}
+	return sec
 }
 
 // loadProblems turns an error of loading or rendering into diagnostics on
@@ -396,8 +458,9 @@ func treeDrifted(st *installation.Status) bool {
 }
 
 // plan renders the tree when its inputs are known and shows what the job
-// would do: nodes and items that will run are unknown, the rest keeps its
-// status; a tree with nothing to do plans to its prior state.
+// would do: every rendered deploy item, and the status a successful job
+// leaves (see plannedStatus); a tree with nothing to do plans to its
+// prior state.
 func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value, priorPrivate []byte) (tftypes.Value, []*tftypes.AttributePath, problems) {
 	if proposed.IsNull() {
 		return proposed, nil, nil
@@ -405,13 +468,17 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	f := fields(proposed)
 	f["id"] = f["name"]
 	var replace []*tftypes.AttributePath
-	if pf := fields(prior); pf != nil && !pf["name"].Equal(f["name"]) {
+	pf := fields(prior)
+	if pf != nil && !pf["name"].Equal(f["name"]) {
 		replace = append(replace, attrPath("name"))
 	}
-	unknown := func() tftypes.Value {
-		for _, a := range []string{"status", "exports", "target_exports"} {
+	unknown := func(a ...string) {
+		for _, a := range a {
 			f[a] = tftypes.NewValue(x.t.AttributeTypes[a], tftypes.UnknownValue)
 		}
+	}
+	unknownAll := func() tftypes.Value {
+		unknown("status", "exports", "target_exports", attrDeployItems)
 		return tftypes.NewValue(x.t, f)
 	}
 	if prior.IsNull() {
@@ -421,27 +488,33 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	if err != nil {
 		var ps problems
 		ps.add(nil, "Corrupt private state", err.Error())
-		return unknown(), replace, ps
+		return unknownAll(), replace, ps
 	}
 	src, srcKnown := sourceOf(f)
 	imp, impKnown := importsOf(f)
 	if !srcKnown || !impKnown || !f["name"].IsKnown() {
-		return unknown(), replace, nil
+		return unknownAll(), replace, nil
 	}
 	bp, err := x.load(ctx, src)
 	if err != nil {
-		return unknown(), replace, loadProblems(err)
+		return unknownAll(), replace, loadProblems(err)
 	}
 	warnings := componentWarnings(bp)
+	sec := secretsOf(f, imp)
 	// A settled tree whose imports and blueprint content are as they were
 	// has nothing to do: no need to render it.
 	if len(replace) == 0 && settledMark(priorPrivate) && saved.Status.InputHash == installation.InputHash(bp, imp) &&
 		saved.Status.ReconcileTrigger == str(f[attrReconcileTrigger]) {
+		if pf[attrDeployItems].IsNull() {
+			// State written before deploy_items existed: fill it in once.
+			pf[attrDeployItems] = statusItems(x.t.AttributeTypes[attrDeployItems], saved.Status, sec)
+			return tftypes.NewValue(x.t, pf), nil, warnings
+		}
 		return prior, nil, warnings
 	}
 	p, err := installation.PlanTree(ctx, bp, imp, saved.Status, str(f[attrReconcileTrigger]))
 	if err != nil {
-		return unknown(), replace, append(warnings, loadProblems(err)...)
+		return unknownAll(), replace, append(warnings, loadProblems(err)...)
 	}
 	p.Walk(func(n *installation.Plan) {
 		for _, w := range n.Warnings {
@@ -452,6 +525,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 			warnings.warn(attrPath("blueprint"), "Deploy item config has unknown fields", fmt.Sprintf("%s: %s", where, w))
 		}
 	})
+	f[attrDeployItems] = plannedItems(x.t.AttributeTypes[attrDeployItems], p, sec)
 	if p.Noop && !replaceNeeded(replace) {
 		f["status"] = x.statusValue(saved.Status)
 		f["exports"], f["target_exports"], err = x.exportValues(saved.Status)
@@ -461,13 +535,21 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		}
 		return tftypes.NewValue(x.t, f), replace, ps
 	}
+	unknown("exports", "target_exports")
 	if saved.Status == nil || !p.AllKnown() || replaceNeeded(replace) {
-		return unknown(), replace, warnings
+		unknown("status")
+		return tftypes.NewValue(x.t, f), replace, warnings
 	}
-	f["status"] = x.plannedStatus(saved.Status, p)
-	f["exports"] = tftypes.NewValue(x.t.AttributeTypes["exports"], tftypes.UnknownValue)
-	f["target_exports"] = tftypes.NewValue(x.t.AttributeTypes["target_exports"], tftypes.UnknownValue)
+	f["status"] = x.plannedStatus(saved.Status, p, plannedJobID(saved.Status, bp, imp, str(f[attrReconcileTrigger])))
 	return tftypes.NewValue(x.t, f), replace, warnings
+}
+
+// plannedJobID names the job a plan announces. Terraform plans twice,
+// before and during apply, and the two must agree, so the ID is derived
+// from what the job starts from, not drawn at random; the prior job ID in
+// it makes every job's ID new.
+func plannedJobID(prev *installation.Status, bp installation.Blueprint, imp installation.Imports, trigger string) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(prev.JobID+"\x00"+installation.InputHash(bp, imp)+"\x00"+trigger)).String()
 }
 
 func replaceNeeded(replace []*tftypes.AttributePath) bool { return len(replace) > 0 }
@@ -509,16 +591,35 @@ func (x *installations) apply(ctx context.Context, prior, planned tftypes.Value,
 	defer cancel()
 	logs := newJobLogger(ctx, nil, engine.Status{})
 	runner := &installation.Runner{Engine: e, Name: str(f["name"]), Observe: logs.observeInstallation,
-		ReconcileTrigger: str(f[attrReconcileTrigger])}
+		ReconcileTrigger: str(f[attrReconcileTrigger]), JobID: str(fields(f["status"])["job_id"])}
 	st := runner.Apply(ctx, bp, imp, saved.Status)
 	redactTree(logs, st)
 	ps = append(ps, treeProblems(st)...)
-	return x.stateOf(f, st, ps)
+	promised := f[attrDeployItems]
+	var state tftypes.Value
+	var priv []byte
+	state, priv, ps = x.stateOf(f, st, secretsOf(f, imp), ps)
+	if promised.IsFullyKnown() && !ps.errors() {
+		sf := fields(state)
+		if !sf[attrDeployItems].Equal(promised) {
+			// Only a template that renders differently each time (random
+			// values, the time) gets here; Terraform insists on what the
+			// plan promised.
+			ps.warn(attrPath(attrDeployItems), "Deploy items rendered differently than planned",
+				"The blueprint rendered other deploy items at apply time than at plan time, so a template "+
+					"is not deterministic (random values or the time?). The state keeps the planned rendering; "+
+					"the items ran with the new one.")
+			sf[attrDeployItems] = promised
+			state = tftypes.NewValue(x.t, sf)
+		}
+	}
+	return state, priv, ps
 }
 
 // stateOf writes a tree status into the resource value and private state.
-func (x *installations) stateOf(f map[string]tftypes.Value, st *installation.Status, ps problems) (tftypes.Value, []byte, problems) {
+func (x *installations) stateOf(f map[string]tftypes.Value, st *installation.Status, sec *secrets, ps problems) (tftypes.Value, []byte, problems) {
 	f["status"] = x.statusValue(st)
+	f[attrDeployItems] = statusItems(x.t.AttributeTypes[attrDeployItems], st, sec)
 	var err error
 	if f["exports"], f["target_exports"], err = x.exportValues(st); err != nil {
 		ps.add(attrPath("exports"), "Export cannot be represented", err.Error())
@@ -546,7 +647,8 @@ func (x *installations) destroy(ctx context.Context, e *engine.Engine, prior tft
 		return tftypes.NewValue(x.t, nil), nil, nil
 	}
 	redactTree(logs, st)
-	return x.stateOf(f, st, treeProblems(st))
+	imp, _ := importsOf(f)
+	return x.stateOf(f, st, secretsOf(f, imp), treeProblems(st))
 }
 
 // read asks the deployers of every succeeded item in the tree for drift.

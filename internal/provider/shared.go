@@ -71,6 +71,30 @@ func itemStatusAttributes() map[string]schema.Attribute {
 	}
 }
 
+// treeItemStatusAttributes is the status of one deploy item of an
+// installation's tree: what users act on. The deployer's own status and
+// the first error of a run stay in private state and the logs, so a plan
+// that runs a thousand items does not list them a thousand times.
+func treeItemStatusAttributes() map[string]schema.Attribute {
+	a := itemStatusAttributes()
+	delete(a, "first_error")
+	delete(a, "provider_status")
+	return a
+}
+
+// renderedItemAttributes describe a rendered deploy item: what it will be
+// asked to do.
+func renderedItemAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"type": schema.StringAttribute{Computed: true, MarkdownDescription: "Deployer type, as the blueprint names it."},
+		"target": schema.StringAttribute{Computed: true, MarkdownDescription: "Where the item's target comes from: " +
+			"the target import's name, `<import>[<key>]` or `<import>[<index>]` for an element of a target map or " +
+			"list, or the target's name; null without one. Never the target's config."},
+		"config": schema.StringAttribute{Computed: true, MarkdownDescription: "The rendered deployer configuration " +
+			"(Landscaper's ProviderConfiguration) as JSON text, with secrets shown as `***`."},
+	}
+}
+
 // targetObject is one target: Landscaper's Target spec.
 func targetObject() schema.NestedAttributeObject {
 	return schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{

@@ -109,6 +109,7 @@ func itemPath(name string, field ...string) *tftypes.AttributePath {
 const (
 	attrDeployItems        = "deploy_items"
 	attrTargets            = "targets"
+	attrSensitiveImports   = "sensitive_imports"
 	attrUpdateOnChangeOnly = "update_on_change_only"
 	attrSensitiveExport    = "sensitive_export"
 	attrReconcileTrigger   = "reconcile_trigger"
@@ -153,13 +154,20 @@ func (vt valueTypes) itemStatusValue(is *engine.ItemStatus) tftypes.Value {
 	if len(is.ProviderStatus) > 0 && string(is.ProviderStatus) != "null" {
 		ps = stringValue(string(is.ProviderStatus))
 	}
-	return tftypes.NewValue(vt.itemStatus, map[string]tftypes.Value{
+	attrs := map[string]tftypes.Value{
 		"phase":           stringValue(string(is.Phase)),
 		"job_id_finished": stringOrNull(is.JobIDFinished),
 		"last_error":      vt.errorValue(is.LastError),
 		"first_error":     vt.errorValue(is.FirstError),
 		"provider_status": ps,
-	})
+	}
+	// An installation's tree shows fewer attributes than an execution.
+	for k := range attrs {
+		if _, ok := vt.itemStatus.AttributeTypes[k]; !ok {
+			delete(attrs, k)
+		}
+	}
+	return tftypes.NewValue(vt.itemStatus, attrs)
 }
 
 func (vt valueTypes) errorValue(e *core.Error) tftypes.Value {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -372,13 +373,17 @@ func itemSpec(m map[string]any, imp installation.Imports) (string, engine.ItemSp
 		switch {
 		case t.Import != "" && t.Key != nil:
 			tg = imp.TargetMaps[t.Import][*t.Key]
+			spec.TargetRef = t.Import + "[" + *t.Key + "]"
 		case t.Import != "" && t.Index != nil:
 			if l := imp.TargetLists[t.Import]; *t.Index >= 0 && *t.Index < len(l) {
 				tg = l[*t.Index]
 			}
+			spec.TargetRef = t.Import + "[" + strconv.Itoa(*t.Index) + "]"
 		case t.Import != "":
 			tg = imp.Targets[t.Import]
+			spec.TargetRef = t.Import
 		case t.Name != "":
+			spec.TargetRef = t.Name
 			for _, cand := range imp.Targets {
 				if cand.Name == t.Name {
 					tg = cand
