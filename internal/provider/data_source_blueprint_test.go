@@ -206,3 +206,14 @@ func BenchmarkBlueprintDataSource(b *testing.B) {
 		}
 	}
 }
+
+// A credential inside a secret document, such as a kubeconfig's token, is
+// a secret of its own; the document's kinds and names are not.
+func TestSecretsInEmbeddedDocuments(t *testing.T) {
+	sec := &secrets{}
+	sec.addJSON([]byte(`{"kubeconfig": "apiVersion: v1\nkind: Config\ncurrent-context: dev\nusers:\n- name: admin\n  user:\n    token: tok-1234abcd\n    client-key-data: a2V5ZGF0YQ==\n"}`))
+	got := sec.masked("token tok-1234abcd key a2V5ZGF0YQ== kind Config context dev user admin")
+	if want := "token *** key *** kind Config context dev user admin"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -301,3 +301,31 @@ func benchmarkInstallationBlueprint(b *testing.B, subs int) {
 		}
 	})
 }
+
+// State written before deploy_items existed (upgraded from version 1, the
+// attribute null) gets it filled in by the next plan, from the specs
+// private state keeps; the apply of that plan runs nothing and keeps it.
+func TestInstallationPlanFillsDeployItemsOfOlderState(t *testing.T) {
+	f := newInstallationFixture(t, &treeBP{subs: 1, items: 2})
+	_, applied := f.step(t, f.null, nil, f.config("a"))
+	st, err := applied.NewState.Unmarshal(f.x.t)
+	if err != nil || len(applied.Diagnostics) > 0 {
+		t.Fatal(err, applied.Diagnostics)
+	}
+	want := fields(st)[attrDeployItems]
+	if len(fields(want)) != 4 {
+		t.Fatalf("deploy_items after apply: %v", want)
+	}
+	old := fields(st)
+	old[attrDeployItems] = tftypes.NewValue(f.x.t.AttributeTypes[attrDeployItems], nil)
+	plan, reapplied := f.step(t, f.dv(t, tftypes.NewValue(f.x.t, old)), applied.Private, f.config("a"))
+	pv, _ := plan.PlannedState.Unmarshal(f.x.t)
+	if !fields(pv)[attrDeployItems].Equal(want) || !fields(pv)["status"].Equal(fields(st)["status"]) {
+		t.Fatalf("plan of older state: deploy_items %v, status changed %v", fields(pv)[attrDeployItems], !fields(pv)["status"].Equal(fields(st)["status"]))
+	}
+	rv, _ := reapplied.NewState.Unmarshal(f.x.t)
+	if !rv.Equal(pv) {
+		d, _ := pv.Diff(rv)
+		t.Fatalf("apply differs from its plan: %v", d)
+	}
+}

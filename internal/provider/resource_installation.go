@@ -536,6 +536,10 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		return tftypes.NewValue(x.t, f), replace, ps
 	}
 	unknown("exports", "target_exports")
+	if _, exports := render.Declarations(bp); bp != nil && !slices.ContainsFunc(exports, func(d render.Declaration) bool { return d.Type != "data" }) {
+		// No target exports to wait for: the plan need not show them as changing.
+		f["target_exports"] = tftypes.NewValue(x.t.AttributeTypes["target_exports"], map[string]tftypes.Value{})
+	}
 	if saved.Status == nil || !p.AllKnown() || replaceNeeded(replace) {
 		unknown("status")
 		return tftypes.NewValue(x.t, f), replace, warnings

@@ -3,8 +3,11 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"sort"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 )
 
 // mask replaces a secret wherever one would be shown: logs, error
@@ -50,10 +53,50 @@ func (s *secrets) addValue(v any) {
 }
 
 func (s *secrets) add(x string) {
-	if len(x) >= 3 {
-		s.list = append(s.list, x)
-		s.sorted = false
+	if len(x) < 3 {
+		return
 	}
+	s.list = append(s.list, x)
+	s.sorted = false
+	s.addEmbedded(x)
+}
+
+// secretKey matches the keys under which documents hold credentials:
+// kubeconfig's token, client-key-data and client-certificate-data, a
+// password, an auth header.
+var secretKey = regexp.MustCompile(`(?i)token|password|passwd|secret|key|cert|auth|credential`)
+
+// addEmbedded records the credentials of a YAML or JSON document held in
+// a secret string, such as a target's kubeconfig: a template that parses
+// the document and takes its token out must not show the token either.
+// Only leaves under credential-like keys count, so that the document's
+// kinds and names ("Config", a context's name) stay readable elsewhere.
+func (s *secrets) addEmbedded(x string) {
+	if !strings.Contains(x, "\n") && !strings.HasPrefix(strings.TrimSpace(x), "{") {
+		return
+	}
+	var doc any
+	if yaml.Unmarshal([]byte(x), &doc) != nil {
+		return
+	}
+	var walk func(v any, secret bool)
+	walk = func(v any, secret bool) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				walk(e, secret || secretKey.MatchString(k))
+			}
+		case []any:
+			for _, e := range t {
+				walk(e, secret)
+			}
+		case string:
+			if secret && t != x {
+				s.add(t)
+			}
+		}
+	}
+	walk(doc, false)
 }
 
 func (s *secrets) empty() bool { return len(s.list) == 0 }

@@ -1,0 +1,156 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+)
+
+// reviewBlueprint renders an item from a plain import, a sensitive import
+// and a token parsed out of its target's kubeconfig, and one item that
+// depends on none of them.
+const reviewBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: environment, type: data, schema: {type: string}}
+  - {name: password, type: data, schema: {type: string}}
+  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+deployExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      {{- $kc := fromYaml .imports.cluster.spec.config.kubeconfig }}
+      deployItems:
+        - name: app
+          type: landscaper.gardener.cloud/mock
+          target: {import: cluster}
+          config:
+            export:
+              environment: {{ .imports.environment }}
+              dsn: "postgres://app:{{ .imports.password }}@db.{{ .imports.environment }}.internal"
+              clusterToken: {{ (index $kc.users 0).user.token }}
+        - name: static
+          type: landscaper.gardener.cloud/mock
+          config:
+            export: {fixed: true}
+`
+
+func reviewConfig(environment string) string {
+	return fmt.Sprintf(`
+resource "landscaper_installation" "app" {
+  name      = "app"
+  blueprint = { filesystem = { "blueprint.yaml" = %q } }
+  imports           = { environment = %q }
+  sensitive_imports = { password = "hunter2-s3cret" }
+  targets = {
+    cluster = {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: kube-t0ken-777}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n" })
+    }
+  }
+}`, reviewBlueprint, environment)
+}
+
+// noSecretsInPlan fails when a secret appears in a planned value of
+// deploy_items, the attribute the plan shows in clear text.
+type noSecretsInPlan struct{ secrets []string }
+
+func (c noSecretsInPlan) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		after, _ := rc.Change.After.(map[string]any)
+		text := fmt.Sprint(after[attrDeployItems])
+		for _, s := range c.secrets {
+			if strings.Contains(text, s) {
+				resp.Error = fmt.Errorf("%s: deploy_items shows the secret %q: %s", rc.Address, s, text)
+				return
+			}
+		}
+	}
+}
+
+// A change of an import plans as the rendered diff of the items it
+// changes: their configs known at plan time, the status a successful job
+// leaves (the items that run announce the new job, nothing else moves),
+// secrets masked; after the apply the plan is empty.
+func TestAccInstallation_reviewablePlan(t *testing.T) {
+	t.Parallel()
+	res := "landscaper_installation.app"
+	item := func(key, attr string) tfjsonpath.Path {
+		return tfjsonpath.New(attrDeployItems).AtMapKey(key).AtMapKey(attr)
+	}
+	status := func(key, attr string) tfjsonpath.Path {
+		return tfjsonpath.New("status").AtMapKey(attrDeployItems).AtMapKey(key).AtMapKey(attr)
+	}
+	masked := noSecretsInPlan{secrets: []string{"hunter2-s3cret", "kube-t0ken-777"}}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: reviewConfig("staging"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionCreate),
+					// Rendered before anything ran, the target named by its import.
+					plancheck.ExpectKnownValue(res, item("app", "target"), knownvalue.StringExact("cluster")),
+					plancheck.ExpectKnownValue(res, item("app", "config"), knownvalue.StringRegexp(regexp.MustCompile(
+						`"dsn":"postgres://app:\*\*\*@db.staging.internal"`))),
+					plancheck.ExpectKnownValue(res, item("app", "config"), knownvalue.StringRegexp(regexp.MustCompile(`"clusterToken":"\*\*\*"`))),
+					plancheck.ExpectKnownValue(res, item("static", "target"), knownvalue.Null()),
+					masked,
+				}},
+			},
+			{
+				Config: reviewConfig("production"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(res, item("app", "config"), knownvalue.StringRegexp(regexp.MustCompile(
+							`"environment":"production"`))),
+						plancheck.ExpectKnownValue(res, item("static", "config"), knownvalue.StringExact(`{"export":{"fixed":true}}`)),
+						// Less churn: the status is known, and only the job moves.
+						plancheck.ExpectKnownValue(res, status("app", "phase"), knownvalue.StringExact("Succeeded")),
+						plancheck.ExpectKnownValue(res, status("app", "last_error"), knownvalue.Null()),
+						plancheck.ExpectKnownValue(res, tfjsonpath.New("status").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+						plancheck.ExpectKnownValue(res, tfjsonpath.New("target_exports"), knownvalue.MapExact(map[string]knownvalue.Check{})),
+						plancheck.ExpectUnknownValue(res, tfjsonpath.New("exports")),
+						masked,
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					// static did not change, so it kept the job it last ran in.
+					func(s *terraform.State) error {
+						attrs := s.RootModule().Resources[res].Primary.Attributes
+						job := attrs["status.job_id"]
+						if attrs["status.deploy_items.app.job_id_finished"] != job || attrs["status.deploy_items.static.job_id_finished"] == job {
+							return fmt.Errorf("job %s: app finished %s, static finished %s; want only app in the new job", job,
+								attrs["status.deploy_items.app.job_id_finished"], attrs["status.deploy_items.static.job_id_finished"])
+						}
+						return nil
+					},
+				),
+			},
+		},
+	})
+}
+
+// An import is given as plain or as sensitive, not both.
+func TestAccInstallation_sensitiveImportGivenTwice(t *testing.T) {
+	t.Parallel()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: strings.Replace(reviewConfig("staging"), `imports           = { environment = "staging" }`,
+				`imports           = { environment = "staging", password = "x" }`, 1),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Invalid imports.*import "password" is given in both imports and\s+sensitive_imports`),
+		}},
+	})
+}
