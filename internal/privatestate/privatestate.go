@@ -7,24 +7,38 @@
 // as raw bytes beside a JSON document, so a blob is encoded once, by
 // Terraform, instead of once more per JSON layer around it.
 //
-//	"LSPS" | version (1 byte) | uvarint len(doc) | doc (JSON)
+//	"LSPS" | version (1 byte) | flags (1 byte, version 2) | uvarint len(doc) | doc
 //	       | uvarint count | count × (uvarint len(key) | key | uvarint len(blob) | blob)
 //
-// Blobs are sorted by key, so equal contents encode to equal bytes.
+// The doc is JSON, DEFLATE-compressed when flags has bit 0 set (version 2
+// compresses documents of 1 KiB and more). Blobs are sorted by key, so
+// equal contents encode to equal bytes.
+//
+// Compression is for Terraform: it keeps private state in the state file
+// and hands it to every plan, and the status of a thousand deploy items
+// repeats its job IDs and field names a thousand times.
 package privatestate
 
 import (
 	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 )
 
 // Version is the format version this package writes.
-const Version = 1
+const Version = 2
+
+// flagDeflated marks a compressed document.
+const flagDeflated = 1
+
+// compressFrom is the document size from which compression pays.
+const compressFrom = 1 << 10
 
 var magic = []byte("LSPS")
 
@@ -47,6 +61,17 @@ func Encode(doc any, blobs map[string][]byte) ([]byte, error) {
 	var b bytes.Buffer
 	b.Write(magic)
 	b.WriteByte(Version)
+	var flags byte
+	if len(js) >= compressFrom {
+		var z bytes.Buffer
+		w, _ := flate.NewWriter(&z, flate.BestSpeed) // the level is valid
+		_, _ = w.Write(js)
+		if err := w.Close(); err != nil {
+			return nil, err
+		}
+		js, flags = z.Bytes(), flagDeflated
+	}
+	b.WriteByte(flags)
 	putBytes(&b, js)
 	keys := slices.Sorted(maps.Keys(blobs))
 	keys = slices.DeleteFunc(keys, func(k string) bool { return len(blobs[k]) == 0 })
@@ -88,12 +113,23 @@ func decodeCurrent(data []byte) (Document, error) {
 	if err != nil {
 		return Document{}, errors.New("private state is truncated")
 	}
-	if v != Version {
+	if v < 1 || v > Version {
 		return Document{}, fmt.Errorf("private state has format version %d; this provider reads versions 0 to %d, so it is older than the one that wrote it", v, Version)
 	}
 	doc := Document{Version: int(v)}
+	var flags byte
+	if v >= 2 {
+		if flags, err = r.ReadByte(); err != nil {
+			return Document{}, errors.New("private state is truncated")
+		}
+	}
 	if doc.JSON, err = getBytes(r); err != nil {
 		return Document{}, err
+	}
+	if flags&flagDeflated != 0 {
+		if doc.JSON, err = io.ReadAll(flate.NewReader(bytes.NewReader(doc.JSON))); err != nil {
+			return Document{}, fmt.Errorf("private state's document cannot be decompressed: %w", err)
+		}
 	}
 	n, err := binary.ReadUvarint(r)
 	if err != nil || n > uint64(r.Len()) {
