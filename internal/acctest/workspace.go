@@ -142,6 +142,20 @@ func (w *Workspace) PlanExitCode() (string, int) {
 // terraform.tfstate.
 func (w *Workspace) Attributes(typ, name string) map[string]any {
 	w.T.Helper()
+	attrs, _ := w.instance(typ, name)
+	return attrs
+}
+
+// Private returns the private state of the resource typ.name, as
+// Terraform stores it (base64-decoded).
+func (w *Workspace) Private(typ, name string) []byte {
+	w.T.Helper()
+	_, private := w.instance(typ, name)
+	return private
+}
+
+func (w *Workspace) instance(typ, name string) (map[string]any, []byte) {
+	w.T.Helper()
 	raw, err := os.ReadFile(w.Path("terraform.tfstate"))
 	if err != nil {
 		w.T.Fatal(err)
@@ -151,6 +165,7 @@ func (w *Workspace) Attributes(typ, name string) map[string]any {
 			Type, Name string
 			Instances  []struct {
 				Attributes map[string]any `json:"attributes"`
+				Private    []byte         `json:"private"`
 			} `json:"instances"`
 		} `json:"resources"`
 	}
@@ -159,11 +174,11 @@ func (w *Workspace) Attributes(typ, name string) map[string]any {
 	}
 	for _, r := range st.Resources {
 		if r.Type == typ && r.Name == name && len(r.Instances) == 1 {
-			return r.Instances[0].Attributes
+			return r.Instances[0].Attributes, r.Instances[0].Private
 		}
 	}
 	w.T.Fatalf("%s.%s not in state:\n%s", typ, name, raw)
-	return nil
+	return nil, nil
 }
 
 // WriteFile writes a file or fails the test.

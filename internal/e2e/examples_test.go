@@ -61,7 +61,7 @@ func TestExampleInstallation(t *testing.T) {
 		t.Errorf("changing the environment:\n%s", out)
 	}
 	attrs := w.Attributes("landscaper_installation", "app")
-	if p := acctest.Dig(attrs, "status", "deploy_items", "monitoring/dashboard", "phase"); p != "Succeeded" {
+	if p := acctest.Dig(attrs, "status", "deploy_items", "monitoring/dashboard"); p != "Succeeded" {
 		t.Errorf("monitoring/dashboard: %v", p)
 	}
 	if out, code := w.Run([]string{"TF_VAR_environment=production"}, "destroy", "-auto-approve", "-input=false", "-no-color"); code != 0 {

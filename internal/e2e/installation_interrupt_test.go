@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
 )
 
 // installationConfig is a root installation with an inline blueprint: a
@@ -69,8 +71,22 @@ func installationConfig(command string) string {
 `, bp, command)
 }
 
-func installationItem(attrs map[string]any, key, field string) any {
-	return acctest.Dig(attrs, "status", "deploy_items", key, field)
+// jobs reads the installation's stored status from private state: the
+// jobs its nodes and items last finished are kept there, not in the
+// resource's status.
+func jobs(t *testing.T, w *acctest.Workspace) map[string]any {
+	t.Helper()
+	doc, err := privatestate.Decode(w.Private("landscaper_installation", "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored struct {
+		Status map[string]any `json:"status"`
+	}
+	if err := json.Unmarshal(doc.JSON, &stored); err != nil {
+		t.Fatal(err)
+	}
+	return stored.Status
 }
 
 // Ctrl-C during an installation's update stops the running item of a
@@ -98,23 +114,24 @@ func TestCtrlCInterruptsAnInstallation(t *testing.T) {
 	expectGone(t, procs)
 
 	st := w.Attributes("landscaper_installation", "app")
-	if p := installationItem(st, "slow/work", "phase"); p != "Failed" {
+	if p := acctest.Dig(st, "status", "deploy_items", "slow/work"); p != "Failed" {
 		t.Errorf("slow/work: phase %v, want Failed", p)
 	}
-	if codes := errorCodes(installationItem(st, "slow/work", "last_error")); !slices.Contains(codes, "ERR_INTERRUPTED") {
+	if codes := errorCodes(acctest.Dig(st, "status", "deploy_item_errors", "slow/work")); !slices.Contains(codes, "ERR_INTERRUPTED") {
 		t.Errorf("slow/work: codes %v, want ERR_INTERRUPTED", codes)
 	}
 	// after never ran in this job: it keeps what its last job left.
-	if j := acctest.Dig(st, "status", "installations", "after", "job_id_finished"); j == acctest.Dig(st, "status", "job_id") {
+	stored := jobs(t, w)
+	if j := acctest.Dig(stored, "subs", "after", "jobIDFinished"); j == nil || j == acctest.Dig(st, "status", "job_id") {
 		t.Errorf("after: job_id_finished %v is the interrupted job: it must not have run", j)
 	}
-	if p := installationItem(st, "quick", "phase"); p != "Succeeded" {
+	if p := acctest.Dig(st, "status", "deploy_items", "quick"); p != "Succeeded" {
 		t.Errorf("quick: phase %v, want Succeeded", p)
 	}
 	if p := acctest.Dig(st, "status", "phase"); p != "Failed" {
 		t.Errorf("root: phase %v, want Failed", p)
 	}
-	quickJob := installationItem(st, "quick", "job_id_finished")
+	quickJob := acctest.Dig(stored, "execution", "items", "quick", "jobIDFinished")
 
 	if plan, code := w.PlanExitCode(); code != 2 || !strings.Contains(plan, "1 to change") {
 		t.Errorf("plan after the interrupt: exit %d, want an in-place update:\n%s", code, plan)
@@ -123,11 +140,11 @@ func TestCtrlCInterruptsAnInstallation(t *testing.T) {
 	w.Apply()
 	resumed := w.Attributes("landscaper_installation", "app")
 	for _, key := range []string{"quick", "slow/work", "after/work"} {
-		if p := installationItem(resumed, key, "phase"); p != "Succeeded" {
+		if p := acctest.Dig(resumed, "status", "deploy_items", key); p != "Succeeded" {
 			t.Errorf("after resume: %s phase %v", key, p)
 		}
 	}
-	if j := installationItem(resumed, "quick", "job_id_finished"); j != quickJob {
+	if j := acctest.Dig(jobs(t, w), "execution", "items", "quick", "jobIDFinished"); j != quickJob || j == nil {
 		t.Errorf("quick ran again on resume (job %v, was %v)", j, quickJob)
 	}
 	if plan, code := w.PlanExitCode(); code != 0 {

@@ -115,7 +115,7 @@ func TestInstallationRPCsCreateNoopFailAndResume(t *testing.T) {
 	if str(status["phase"]) != "Succeeded" || len(fields(status["installations"])) != 4 || len(fields(status[attrDeployItems])) != 16 {
 		t.Fatalf("status %v", status)
 	}
-	if n := fields(fields(status[attrDeployItems])["sub2/item3"]); str(n["phase"]) != "Succeeded" {
+	if n := fields(status[attrDeployItems])["sub2/item3"]; str(n) != "Succeeded" {
 		t.Fatalf("sub2/item3: %v", n)
 	}
 	if v := fields(fields(fields(st)["exports"])["first"]); str(v["v"]) != "a" {
@@ -145,9 +145,14 @@ func TestInstallationRPCsCreateNoopFailAndResume(t *testing.T) {
 	fst, _ := failed.NewState.Unmarshal(f.x.t)
 	items := fields(fields(fields(fst)["status"])[attrDeployItems])
 	job := str(fields(fields(fst)["status"])["job_id"])
+	saved, err := decodeInstallationPrivate(failed.Private)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// item3 never ran in this job: it keeps the result of the job it last ran in.
-	if str(fields(items["sub1/item3"])["job_id_finished"]) == job || str(fields(items["sub1/item2"])["phase"]) != "Failed" {
-		t.Fatalf("sub1 items: %v %v", items["sub1/item2"], items["sub1/item3"])
+	if saved.Status.Subs["sub1"].Execution.Items["item3"].JobIDFinished == job || str(items["sub1/item2"]) != "Failed" ||
+		str(fields(fields(fields(fields(fst)["status"])[attrDeployItemErrors])["sub1/item2"])["reason"]) == "" {
+		t.Fatalf("sub1 items: %v %v, errors %v", items["sub1/item2"], items["sub1/item3"], fields(fields(fst)["status"])[attrDeployItemErrors])
 	}
 	nodes := fields(fields(fields(fst)["status"])["installations"])
 	if str(fields(nodes["sub1"])["phase"]) != "Failed" || str(fields(nodes[""])["phase"]) != "Failed" || str(fields(nodes["sub0"])["phase"]) != "Succeeded" {
@@ -160,10 +165,8 @@ func TestInstallationRPCsCreateNoopFailAndResume(t *testing.T) {
 	pv, _ = plan.PlannedState.Unmarshal(f.x.t)
 	pitems := fields(fields(fields(pv)["status"])[attrDeployItems])
 	pjob := str(fields(fields(pv)["status"])["job_id"])
-	runs := func(item string) bool { return str(fields(pitems[item])["job_id_finished"]) == pjob }
-	if pjob == "" || pjob == job || runs("sub0/item0") || !runs("sub1/item2") || !runs("sub1/item3") {
-		t.Fatalf("resume plan (job %s): sub0/item0 runs %v, sub1/item2 runs %v, sub1/item3 runs %v; want only sub1's unfinished items to run",
-			pjob, runs("sub0/item0"), runs("sub1/item2"), runs("sub1/item3"))
+	if pjob == "" || pjob == job || str(pitems["sub1/item2"]) != "Succeeded" || len(fields(fields(fields(pv)["status"])[attrDeployItemErrors])) != 0 {
+		t.Fatalf("resume plan (job %s): %v", pjob, fields(pv)["status"])
 	}
 	if len(resumed.Diagnostics) > 0 {
 		t.Fatal(resumed.Diagnostics[0].Detail)
@@ -171,6 +174,17 @@ func TestInstallationRPCsCreateNoopFailAndResume(t *testing.T) {
 	rst, _ := resumed.NewState.Unmarshal(f.x.t)
 	if s := str(fields(fields(rst)["status"])["phase"]); s != "Succeeded" {
 		t.Fatalf("resume: %s", s)
+	}
+	resumedSaved, err := decodeInstallationPrivate(resumed.Private)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := func(sub, item string) bool {
+		return resumedSaved.Status.Subs[sub].Execution.Items[item].JobIDFinished == pjob
+	}
+	if ran("sub0", "item0") || !ran("sub1", "item2") || !ran("sub1", "item3") {
+		t.Fatalf("resume: sub0/item0 ran %v, sub1/item2 ran %v, sub1/item3 ran %v; want only sub1's unfinished items to run in job %s",
+			ran("sub0", "item0"), ran("sub1", "item2"), ran("sub1", "item3"), pjob)
 	}
 	// The apply keeps what the plan promised: the job it announced, and
 	// the status of success.
@@ -302,26 +316,37 @@ func benchmarkInstallationBlueprint(b *testing.B, subs int) {
 	})
 }
 
-// State written before deploy_items existed (upgraded from version 1, the
-// attribute null) gets it filled in by the next plan, from the specs
-// private state keeps; the apply of that plan runs nothing and keeps it.
-func TestInstallationPlanFillsDeployItemsOfOlderState(t *testing.T) {
+// State of schema version 1 (deploy items' status as objects, no
+// deploy_items) upgrades with its status dropped, and the next plan fills
+// status and deploy_items in from private state; the apply of that plan
+// runs nothing and keeps them.
+func TestInstallationStateOfVersion1Upgrades(t *testing.T) {
 	f := newInstallationFixture(t, &treeBP{subs: 1, items: 2})
 	_, applied := f.step(t, f.null, nil, f.config("a"))
 	st, err := applied.NewState.Unmarshal(f.x.t)
 	if err != nil || len(applied.Diagnostics) > 0 {
 		t.Fatal(err, applied.Diagnostics)
 	}
-	want := fields(st)[attrDeployItems]
-	if len(fields(want)) != 4 {
-		t.Fatalf("deploy_items after apply: %v", want)
+	v1 := `{"id": "app", "name": "app", "blueprint": {"path": "/bp", "filesystem": null, "ref": null},
+	  "imports": {"value": {"v": "a"}, "type": ["object", {"v": "string"}]},
+	  "status": {"phase": "Succeeded", "job_id": "j", "job_id_finished": "j", "imports_hash": "h", "last_error": null,
+	    "installations": {"": {"phase": "Succeeded", "job_id_finished": "j", "last_error": null}},
+	    "deploy_items": {"item0": {"phase": "Succeeded", "job_id_finished": "j", "last_error": null, "first_error": null, "provider_status": null}}}}`
+	up, _ := f.s.UpgradeResourceState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{TypeName: installationType,
+		Version: 1, RawState: &tfprotov6.RawState{JSON: []byte(v1)}})
+	for _, d := range up.Diagnostics {
+		t.Fatalf("upgrade: %s: %s", d.Summary, d.Detail)
 	}
-	old := fields(st)
-	old[attrDeployItems] = tftypes.NewValue(f.x.t.AttributeTypes[attrDeployItems], nil)
-	plan, reapplied := f.step(t, f.dv(t, tftypes.NewValue(f.x.t, old)), applied.Private, f.config("a"))
+	old, err := up.UpgradedState.Unmarshal(f.x.t)
+	if err != nil || !fields(old)["status"].IsNull() || !fields(old)[attrDeployItems].IsNull() || str(fields(old)["name"]) != "app" {
+		t.Fatalf("upgraded: %v %v", err, old)
+	}
+	plan, reapplied := f.step(t, up.UpgradedState, applied.Private, f.config("a"))
 	pv, _ := plan.PlannedState.Unmarshal(f.x.t)
-	if !fields(pv)[attrDeployItems].Equal(want) || !fields(pv)["status"].Equal(fields(st)["status"]) {
-		t.Fatalf("plan of older state: deploy_items %v, status changed %v", fields(pv)[attrDeployItems], !fields(pv)["status"].Equal(fields(st)["status"]))
+	for _, a := range []string{attrDeployItems, "status"} {
+		if !fields(pv)[a].Equal(fields(st)[a]) {
+			t.Fatalf("plan of upgraded state: %s %v, want %v", a, fields(pv)[a], fields(st)[a])
+		}
 	}
 	rv, _ := reapplied.NewState.Unmarshal(f.x.t)
 	if !rv.Equal(pv) {

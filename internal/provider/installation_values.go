@@ -15,92 +15,109 @@ import (
 )
 
 // The status attribute of landscaper_installation flattens the tree:
-// installations by path, deploy items by "<path>/<item>".
+// installations by path, deploy items by "<path>/<item>". An item's status
+// is its phase alone, and its error, when it has one, sits in
+// deploy_item_errors: a tree of a thousand items costs Terraform a
+// thousand values per pass over the state, not five thousand.
 
-func (x *installations) statusTypes() (status, node, item, lastError tftypes.Object) {
+const attrDeployItemErrors = "deploy_item_errors"
+
+func (x *installations) statusTypes() (status, node, lastError tftypes.Object) {
 	status = as[tftypes.Object](x.t.AttributeTypes["status"])
 	node = as[tftypes.Object](as[tftypes.Map](status.AttributeTypes["installations"]).ElementType)
-	item = as[tftypes.Object](as[tftypes.Map](status.AttributeTypes[attrDeployItems]).ElementType)
 	lastError = as[tftypes.Object](status.AttributeTypes["last_error"])
-	return status, node, item, lastError
+	return status, node, lastError
 }
 
-// vt returns value helpers sharing the item status type of this schema.
+// vt returns value helpers for the error type of this schema.
 func (x *installations) vt() valueTypes {
-	_, _, item, lastError := x.statusTypes()
-	return valueTypes{itemStatus: item, lastError: lastError}
+	_, _, lastError := x.statusTypes()
+	return valueTypes{lastError: lastError}
 }
 
 func (x *installations) nodeValue(s *installation.Status) tftypes.Value {
-	_, node, _, _ := x.statusTypes()
+	_, node, _ := x.statusTypes()
 	return tftypes.NewValue(node, map[string]tftypes.Value{
 		"phase":      stringOrNull(string(s.Phase)),
 		"last_error": x.vt().errorValue(s.LastError),
 	})
 }
 
+// treeStatus collects the flattened parts of a status.
+type treeStatus struct {
+	nodes, items, errors map[string]tftypes.Value
+}
+
+func newTreeStatus() treeStatus {
+	return treeStatus{nodes: map[string]tftypes.Value{}, items: map[string]tftypes.Value{}, errors: map[string]tftypes.Value{}}
+}
+
+func (x *installations) addItem(ts treeStatus, key string, is *engine.ItemStatus) {
+	ts.items[key] = stringValue(string(is.Phase))
+	if is.LastError != nil {
+		ts.errors[key] = x.vt().errorValue(is.LastError)
+	}
+}
+
 // statusValue renders a tree status; nil is a null status.
 func (x *installations) statusValue(st *installation.Status) tftypes.Value {
-	status, _, _, _ := x.statusTypes()
+	status, _, _ := x.statusTypes()
 	if st == nil {
 		return tftypes.NewValue(status, nil)
 	}
-	nodes := map[string]tftypes.Value{}
-	items := map[string]tftypes.Value{}
-	vt := x.vt()
+	ts := newTreeStatus()
 	st.Walk(func(p string, s *installation.Status) {
-		nodes[p] = x.nodeValue(s)
+		ts.nodes[p] = x.nodeValue(s)
 		for n, is := range s.Execution.Items {
-			items[installation.Join(p, n)] = vt.itemStatusValue(is)
+			x.addItem(ts, installation.Join(p, n), is)
 		}
 	})
-	return x.statusObject(st.Phase, st.JobID, st.JobIDFinished, st.LastError, nodes, items)
+	return x.statusObject(st.Phase, st.JobID, st.JobIDFinished, st.LastError, ts)
 }
 
-func (x *installations) statusObject(phase core.Phase, jobID, jobIDFinished string, lastError *core.Error, nodes, items map[string]tftypes.Value) tftypes.Value {
-	status, _, _, _ := x.statusTypes()
+func (x *installations) statusObject(phase core.Phase, jobID, jobIDFinished string, lastError *core.Error, ts treeStatus) tftypes.Value {
+	status, _, _ := x.statusTypes()
 	return tftypes.NewValue(status, map[string]tftypes.Value{
-		"phase":           stringOrNull(string(phase)),
-		"job_id":          stringOrNull(jobID),
-		"job_id_finished": stringOrNull(jobIDFinished),
-		"last_error":      x.vt().errorValue(lastError),
-		"installations":   tftypes.NewValue(status.AttributeTypes["installations"], nodes),
-		attrDeployItems:   tftypes.NewValue(status.AttributeTypes[attrDeployItems], items),
+		"phase":              stringOrNull(string(phase)),
+		"job_id":             stringOrNull(jobID),
+		"job_id_finished":    stringOrNull(jobIDFinished),
+		"last_error":         x.vt().errorValue(lastError),
+		"installations":      tftypes.NewValue(status.AttributeTypes["installations"], ts.nodes),
+		attrDeployItems:      tftypes.NewValue(status.AttributeTypes[attrDeployItems], ts.items),
+		attrDeployItemErrors: tftypes.NewValue(status.AttributeTypes[attrDeployItemErrors], ts.errors),
 	})
 }
 
 // plannedStatus is the status a successful job under jobID leaves: nodes
 // whose subtree changes nothing and items that do not run keep their
-// status, everything else succeeds, items that run finish in jobID, and
-// orphans leave. Predicting success keeps the plan to what changes: a
-// running item that succeeded before shows only its new job. An apply
-// that fails reports errors, and then Terraform takes the status it
-// returns, which tells what happened.
+// status, everything else succeeds, and orphans leave. Predicting success
+// keeps the plan to what changes: an item that succeeded before and runs
+// again shows no change in status, its rendered config says why it runs.
+// An apply that fails reports errors, and then Terraform takes the status
+// it returns, which tells what happened.
 func (x *installations) plannedStatus(prev *installation.Status, p *installation.Plan, jobID string) tftypes.Value {
-	_, node, _, _ := x.statusTypes()
-	nodes := map[string]tftypes.Value{}
-	items := map[string]tftypes.Value{}
-	vt := x.vt()
+	_, node, _ := x.statusTypes()
+	ts := newTreeStatus()
 	prevOf := map[string]*installation.Status{}
 	prev.Walk(func(path string, s *installation.Status) { prevOf[path] = s })
 	succeeded := stringValue(string(core.PhaseSucceeded))
 	p.Walk(func(np *installation.Plan) {
 		ps := prevOf[np.Path]
 		if np.Noop && ps != nil {
-			nodes[np.Path] = x.nodeValue(ps)
+			ts.nodes[np.Path] = x.nodeValue(ps)
 		} else {
-			nodes[np.Path] = tftypes.NewValue(node, map[string]tftypes.Value{"phase": succeeded, "last_error": vt.errorValue(nil)})
+			ts.nodes[np.Path] = tftypes.NewValue(node, map[string]tftypes.Value{"phase": succeeded, "last_error": x.vt().errorValue(nil)})
 		}
 		for _, n := range np.Job.Run {
-			items[installation.Join(np.Path, n)] = vt.itemStatusValue(&engine.ItemStatus{Phase: core.PhaseSucceeded, JobIDFinished: jobID})
+			ts.items[installation.Join(np.Path, n)] = succeeded
 		}
 		for _, n := range np.Job.Skip {
 			if ps != nil && ps.Execution.Items[n] != nil {
-				items[installation.Join(np.Path, n)] = vt.itemStatusValue(ps.Execution.Items[n])
+				x.addItem(ts, installation.Join(np.Path, n), ps.Execution.Items[n])
 			}
 		}
 	})
-	return x.statusObject(core.PhaseSucceeded, jobID, jobID, nil, nodes, items)
+	return x.statusObject(core.PhaseSucceeded, jobID, jobID, nil, ts)
 }
 
 // renderedItems is the deploy_items attribute (of type t, a map) for the

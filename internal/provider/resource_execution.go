@@ -287,7 +287,9 @@ func (x *executions) validate(_ context.Context, config tftypes.Value) problems 
 	return ps
 }
 
-func (x *executions) settled(private []byte) bool { return settledMark(private) }
+func (x *executions) settled(_ context.Context, _ tftypes.Value, private []byte) (bool, problems) {
+	return settledMark(private), nil
+}
 
 // plan computes the planned state. It shows exactly what the next job
 // will do, because it asks engine.PlanJob, as apply does: items that run

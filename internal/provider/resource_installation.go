@@ -165,8 +165,8 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			},
 			"status": schema.SingleNestedAttribute{
 				MarkdownDescription: "What the last job did, for the installation and everything under it. A plan " +
-					"that runs items shows the status a successful apply leaves: the items that will run with the " +
-					"new `job_id`; a failed apply records what happened instead.",
+					"that runs items shows the status a successful apply leaves (a new `job_id`, every item " +
+					"`Succeeded`); a failed apply records what happened instead.",
 				Computed: true,
 				Attributes: map[string]schema.Attribute{
 					"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "Phase of the root installation: `Init`, " +
@@ -184,11 +184,17 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 							"last_error": errorSchema("the installation"),
 						}},
 					},
-					attrDeployItems: schema.MapNestedAttribute{
-						MarkdownDescription: "Every deploy item of the tree by `\"<installation path>/<item>\"`; the root's items " +
-							"by their name alone.",
+					attrDeployItems: schema.MapAttribute{
+						MarkdownDescription: "The phase of every deploy item of the tree by `\"<installation path>/<item>\"`; " +
+							"the root's items by their name alone. `Init` means declared but not run yet.",
+						Computed:    true,
+						ElementType: types.StringType,
+					},
+					attrDeployItemErrors: schema.MapNestedAttribute{
+						MarkdownDescription: "The last error of every deploy item that has one, in Landscaper's shape, by the " +
+							"same key as `deploy_items`; items without an error are left out.",
 						Computed:     true,
-						NestedObject: schema.NestedAttributeObject{Attributes: treeItemStatusAttributes()},
+						NestedObject: schema.NestedAttributeObject{Attributes: errorSchema("the deploy item").Attributes},
 					},
 				},
 			},
@@ -446,10 +452,34 @@ func loadProblems(err error) problems {
 	return ps
 }
 
-// settled is always false: whether a tree is settled depends on its
-// blueprint files too, which an unchanged configuration does not tell.
-// plan checks them cheaply instead (see there).
-func (x *installations) settled([]byte) bool { return false }
+// settled checks what a settled tree's plan checks, without decoding its
+// status: the last job succeeded, and the blueprint's content, the imports
+// and reconcile_trigger are what it ran with. Loading the blueprint is what
+// tells whether its files changed.
+func (x *installations) settled(ctx context.Context, config tftypes.Value, private []byte) (bool, problems) {
+	doc, err := privatestate.Decode(private)
+	if err != nil || len(doc.Blobs[settledKey]) != 1 || len(doc.Blobs[inputKey]) == 0 {
+		return false, nil
+	}
+	f := fields(config)
+	src, srcKnown := sourceOf(f)
+	imp, impKnown := importsOf(f)
+	if !srcKnown || !impKnown {
+		return false, nil
+	}
+	bp, err := x.load(ctx, src)
+	if err != nil {
+		return false, nil
+	}
+	return string(doc.Blobs[inputKey]) == settledInput(installation.InputHash(bp, imp), str(f[attrReconcileTrigger])), componentWarnings(bp)
+}
+
+// inputKey is a blob of settled private state: what the tree was run
+// from (settledInput), so a no-op plan compares it without decoding the
+// status.
+const inputKey = "\x00input"
+
+func settledInput(inputHash, trigger string) string { return inputHash + "\x00" + trigger }
 
 func treeDrifted(st *installation.Status) bool {
 	drifted := false
@@ -505,9 +535,13 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	// has nothing to do: no need to render it.
 	if len(replace) == 0 && settledMark(priorPrivate) && saved.Status.InputHash == installation.InputHash(bp, imp) &&
 		saved.Status.ReconcileTrigger == str(f[attrReconcileTrigger]) {
-		if pf[attrDeployItems].IsNull() {
-			// State written before deploy_items existed: fill it in once.
+		if pf[attrDeployItems].IsNull() || pf["status"].IsNull() {
+			// State of version 1 (see upgradeJSON): filled in once.
 			pf[attrDeployItems] = statusItems(x.t.AttributeTypes[attrDeployItems], saved.Status, sec)
+			pf["status"] = x.statusValue(saved.Status)
+			if pf["exports"], pf["target_exports"], err = x.exportValues(saved.Status); err != nil {
+				warnings.add(attrPath("exports"), "Export cannot be represented", err.Error())
+			}
 			return tftypes.NewValue(x.t, pf), nil, warnings
 		}
 		return prior, nil, warnings
@@ -554,6 +588,21 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 // it makes every job's ID new.
 func plannedJobID(prev *installation.Status, bp installation.Blueprint, imp installation.Imports, trigger string) string {
 	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(prev.JobID+"\x00"+installation.InputHash(bp, imp)+"\x00"+trigger)).String()
+}
+
+// upgradeJSON drops the status of state before version 2, whose deploy
+// items were objects: the next plan rebuilds it, and the new deploy_items,
+// from private state.
+func (x *installations) upgradeJSON(from int64, raw []byte) ([]byte, error) {
+	if from >= 2 {
+		return raw, nil
+	}
+	var attrs map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &attrs); err != nil {
+		return nil, err
+	}
+	delete(attrs, "status")
+	return json.Marshal(attrs)
 }
 
 func replaceNeeded(replace []*tftypes.AttributePath) bool { return len(replace) > 0 }
@@ -773,7 +822,11 @@ func encodeInstallationPrivate(st *installation.Status) ([]byte, error) {
 			}
 		}
 	})
-	markSettled(blobs, st.Succeeded() && !treeDrifted(st))
+	settled := st.Succeeded() && !treeDrifted(st)
+	markSettled(blobs, settled)
+	if settled {
+		blobs[inputKey] = []byte(settledInput(st.InputHash, st.ReconcileTrigger))
+	}
 	var executions []engine.Status
 	st.Walk(func(_ string, n *installation.Status) { executions = append(executions, n.Execution) })
 	markTypes(blobs, executions...)

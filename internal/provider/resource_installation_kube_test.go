@@ -53,7 +53,7 @@ resource "landscaper_installation" "app" {
 				statecheck.ExpectKnownValue(inst, tfjsonpath.New("exports").AtMapKey("names"), knownvalue.TupleExact([]knownvalue.Check{
 					knownvalue.StringExact(names[0]), knownvalue.StringExact(names[1]), knownvalue.StringExact(names[2]),
 				})),
-				statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("deploy_items").AtMapKey("third/configmap").AtMapKey("phase"),
+				statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("deploy_items").AtMapKey("third/configmap"),
 					knownvalue.StringExact("Succeeded")),
 			},
 			Check: func(*terraform.State) error {

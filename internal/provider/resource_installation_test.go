@@ -110,7 +110,7 @@ func TestAccInstallation_tree(t *testing.T) {
 					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
 					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("installations").AtMapKey("b/deep/deep").AtMapKey("phase"),
 						knownvalue.StringExact("Succeeded")),
-					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("deploy_items").AtMapKey("b/deep/m").AtMapKey("phase"),
+					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("deploy_items").AtMapKey("b/deep/m"),
 						knownvalue.StringExact("Succeeded")),
 				},
 				Check: func(s *terraform.State) error {

@@ -29,9 +29,10 @@ type protocolResource interface {
 	schemaVersion() int64
 	validate(ctx context.Context, config tftypes.Value) problems
 	// settled reports whether private state records a finished, successful
-	// job with nothing left to do: then a configuration equal to the prior
-	// state plans to exactly the prior state.
-	settled(private []byte) bool
+	// job with nothing left to do for config: then a configuration equal to
+	// the prior state plans to exactly the prior state. Its problems are
+	// warnings the plan must still show.
+	settled(ctx context.Context, config tftypes.Value, private []byte) (bool, problems)
 	plan(ctx context.Context, prior, proposed tftypes.Value, priorPrivate []byte) (planned tftypes.Value, replace []*tftypes.AttributePath, ps problems)
 	apply(ctx context.Context, prior, planned tftypes.Value, private []byte) (tftypes.Value, []byte, problems)
 	read(ctx context.Context, state tftypes.Value, private []byte) (tftypes.Value, []byte, problems)
@@ -39,6 +40,13 @@ type protocolResource interface {
 	// private state alone, so a refresh with nothing to look at costs no
 	// decoding.
 	refreshes(private []byte) bool
+}
+
+// stateUpgrader is implemented by resources whose older state needs more
+// than dropping and adding attributes: it rewrites stored state JSON of
+// schema version from before it is decoded.
+type stateUpgrader interface {
+	upgradeJSON(from int64, raw []byte) ([]byte, error)
 }
 
 // NewServer returns the provider's protocol server: RPCs of the resources
@@ -136,9 +144,9 @@ func (s *server) ValidateResourceConfig(ctx context.Context, req *tfprotov6.Vali
 }
 
 // UpgradeResourceState reads state of this or an earlier schema version.
-// Every version so far only added attributes, which decode as null, so
-// one path serves them all: decode, dropping attributes the schema no
-// longer has, and encode.
+// Most versions only added attributes, which decode as null, so one path
+// serves them: decode, dropping attributes the schema no longer has, and
+// encode; a stateUpgrader rewrites the rest first.
 func (s *server) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
 	r, ok := s.routes[req.TypeName]
 	if !ok || req.RawState == nil || req.RawState.JSON == nil {
@@ -152,6 +160,13 @@ func (s *server) UpgradeResourceState(ctx context.Context, req *tfprotov6.Upgrad
 	// goes back as it is: Terraform accepts JSON here.
 	if req.Version == r.schemaVersion() && hasExactAttributes(r.objectType(), req.RawState.JSON) {
 		return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &tfprotov6.DynamicValue{JSON: req.RawState.JSON}}, nil
+	}
+	if u, ok := r.(stateUpgrader); ok && req.Version < r.schemaVersion() {
+		raw, err := u.upgradeJSON(req.Version, req.RawState.JSON)
+		if err != nil {
+			return &tfprotov6.UpgradeResourceStateResponse{Diagnostics: errorDiagnostics("Cannot upgrade state", err)}, nil
+		}
+		req.RawState = &tfprotov6.RawState{JSON: raw}
 	}
 	v, err := req.RawState.UnmarshalWithOpts(r.objectType(), tfprotov6.UnmarshalOpts{
 		ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true},
@@ -216,8 +231,15 @@ func (s *server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 	// and the last job succeeded, so nothing will run and the planned
 	// state is the prior state. The full plan would compute the same.
 	if req.PriorState != nil && req.ProposedNewState != nil && len(req.PriorState.MsgPack) > 0 &&
-		bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) && r.settled(req.PriorPrivate) {
-		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate}, nil
+		bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
+		// The configuration is small; prior and proposed may hold a
+		// thousand rendered items, and are not decoded at all.
+		if config, diags := decode(r, req.Config); diags == nil {
+			if ok, ps := r.settled(ctx, config, req.PriorPrivate); ok {
+				return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate,
+					Diagnostics: ps.protocol()}, nil
+			}
+		}
 	}
 	prior, d1 := decode(r, req.PriorState)
 	proposed, d2 := decode(r, req.ProposedNewState)

@@ -39,7 +39,11 @@ func TestNoopPlanShortcutMatchesFullPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.x.settled(r.applied.Private) || r.x.settled(nil) || r.x.settled(failed) || r.x.settled(drifted) {
+	settled := func(private []byte) bool {
+		ok, _ := r.x.settled(context.Background(), tftypes.Value{}, private)
+		return ok
+	}
+	if !settled(r.applied.Private) || settled(nil) || settled(failed) || settled(drifted) {
 		t.Fatal("settled misjudges private state")
 	}
 }

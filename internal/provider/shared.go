@@ -71,17 +71,6 @@ func itemStatusAttributes() map[string]schema.Attribute {
 	}
 }
 
-// treeItemStatusAttributes is the status of one deploy item of an
-// installation's tree: what users act on. The deployer's own status and
-// the first error of a run stay in private state and the logs, so a plan
-// that runs a thousand items does not list them a thousand times.
-func treeItemStatusAttributes() map[string]schema.Attribute {
-	a := itemStatusAttributes()
-	delete(a, "first_error")
-	delete(a, "provider_status")
-	return a
-}
-
 // renderedItemAttributes describe a rendered deploy item: what it will be
 // asked to do.
 func renderedItemAttributes() map[string]schema.Attribute {
