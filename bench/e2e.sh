@@ -14,6 +14,7 @@ runs=${BENCH_RUNS:-3} strict=${BENCH_STRICT:-0}
 layers=${BENCH_LAYERS:-10} width=${BENCH_WIDTH:-40} fanin=${BENCH_FANIN:-4}
 apply_goal=10 plan_goal=3 # native/ours must reach these ratios
 floor_goal=1.3             # ours/floor no-op plan must stay within this
+tree_goal=0.3              # seconds the 1,000-item tree's no-op plan may take over a 1-item execution's
 tf=${TERRAFORM:-terraform}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=$(mktemp -d)
@@ -82,7 +83,7 @@ bench() {
 }
 
 echo "Building the provider..."
-mkdir -p "$tmp/bin" "$tmp/native" "$tmp/ours" "$tmp/floor" "$tmp/inst/blueprint" "$tmp/tree"
+mkdir -p "$tmp/bin" "$tmp/native" "$tmp/ours" "$tmp/floor" "$tmp/inst/blueprint" "$tmp/tree" "$tmp/one" "$tmp/treefloor"
 # Built as releases are (.goreleaser.yml): what users run is what is measured.
 (cd "$root" && go build -trimpath -ldflags "-s -w" -o "$tmp/bin/terraform-provider-landscaper" .)
 cat >"$tmp/dev.tfrc" <<EOF
@@ -157,11 +158,35 @@ resource "landscaper_installation" "tree" {
 }
 TF
 
+# A 1-item execution: the baseline a tree's no-op plan is held to.
+cat >"$tmp/one/main.tf" <<TF
+terraform {
+  required_providers {
+    landscaper = { source = "landscaper-tf/landscaper" }
+  }
+}
+resource "landscaper_execution" "one" {
+  name         = "one"
+  deploy_items = { a = { type = "mock" } }
+}
+TF
+
 bench native
 bench floor
 bench ours
 bench inst
 bench tree
+bench one
+
+# Terraform's floor for the tree: one terraform_data holding the values the
+# tree's state holds (deploy_items, status, exports), taken from a fresh apply.
+"$tf" -chdir="$tmp/tree" apply -auto-approve -input=false -no-color >>"$tmp/tree.log" 2>&1 || fail "tree apply failed" "$tmp/tree.log"
+"$tf" -chdir="$tmp/tree" show -json |
+  jq '.values.root_module.resources[0].values | {deploy_items, status, exports}' >"$tmp/treefloor-values.json"
+"$tf" -chdir="$tmp/tree" destroy -auto-approve -input=false -no-color >>"$tmp/tree.log" 2>&1 || fail "tree destroy failed" "$tmp/tree.log"
+# JSON is HCL; interpolation markers in strings are escaped.
+{ printf 'resource "terraform_data" "floor" {\n  input = '; sed -e 's/\$[{]/$${/g' -e 's/%[{]/%%{/g' "$tmp/treefloor-values.json"; printf '}\n'; } >"$tmp/treefloor/main.tf"
+bench treefloor
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'; }
 apply_ratio=$(ratio "$med_native_apply" "$med_ours_apply")
@@ -178,6 +203,10 @@ printf '%-14s %9.2fs %9.2fs %13sx   (ours/floor, goal <= %s)\n' "plan vs floor" 
 inst_ratio=$(awk -v a="$med_inst_plan" -v b="$med_floor_plan" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
 printf '%-14s %9.2fs %9.2fs %13sx   (installation/floor; its apply %.2fs, destroy %.2fs)\n' "inst vs floor" "$med_floor_plan" "$med_inst_plan" "$inst_ratio" "$med_inst_apply" "$med_inst_destroy"
 printf '%-14s apply %.2fs, no-op plan %.2fs, destroy %.2fs   (50 x 20 tree of sub-installations, goal: apply < 2s)\n' "1,000-item tree" "$med_tree_apply" "$med_tree_plan" "$med_tree_destroy"
+tree_over=$(awk -v a="$med_tree_plan" -v b="$med_one_plan" 'BEGIN { printf "%.2f", a - b }')
+floor_over=$(awk -v a="$med_treefloor_plan" -v b="$med_one_plan" 'BEGIN { printf "%.2f", a - b }')
+printf '%-14s 1-item execution %.2fs; tree %.2fs (+%ss, goal <= +%ss); Terraform floor for its values %.2fs (+%ss)\n' \
+  "tree no-op" "$med_one_plan" "$med_tree_plan" "$tree_over" "$tree_goal" "$med_treefloor_plan" "$floor_over"
 echo
 
 missed=0
@@ -195,6 +224,13 @@ if awk -v r="$floor_ratio" -v g="$floor_goal" 'BEGIN { exit !(r <= g) }'; then
   echo "PASS  no-op plan within ${floor_goal}x of Terraform's floor: ${floor_ratio}x"
 else
   echo "FAIL  no-op plan within ${floor_goal}x of Terraform's floor: ${floor_ratio}x"
+  missed=1
+fi
+
+if awk -v o="$tree_over" -v g="$tree_goal" 'BEGIN { exit !(o <= g) }'; then
+  echo "PASS  1,000-item tree no-op plan within ${tree_goal}s of a 1-item execution's: +${tree_over}s"
+else
+  echo "FAIL  1,000-item tree no-op plan within ${tree_goal}s of a 1-item execution's: +${tree_over}s"
   missed=1
 fi
 

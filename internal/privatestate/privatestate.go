@@ -107,7 +107,20 @@ func Decode(data []byte) (Document, error) {
 	return Document{}, errors.New("private state is in an unknown format")
 }
 
-func decodeCurrent(data []byte) (Document, error) {
+// Blobs reads only the blobs of private state, leaving its document
+// compressed: checks of a marker blob need not inflate a large status.
+func Blobs(data []byte) (map[string][]byte, error) {
+	if !bytes.HasPrefix(data, magic) {
+		doc, err := Decode(data)
+		return doc.Blobs, err
+	}
+	doc, err := decode(data[len(magic):], false)
+	return doc.Blobs, err
+}
+
+func decodeCurrent(data []byte) (Document, error) { return decode(data, true) }
+
+func decode(data []byte, inflate bool) (Document, error) {
 	r := bytes.NewReader(data)
 	v, err := r.ReadByte()
 	if err != nil {
@@ -126,7 +139,7 @@ func decodeCurrent(data []byte) (Document, error) {
 	if doc.JSON, err = getBytes(r); err != nil {
 		return Document{}, err
 	}
-	if flags&flagDeflated != 0 {
+	if flags&flagDeflated != 0 && inflate {
 		if doc.JSON, err = io.ReadAll(flate.NewReader(bytes.NewReader(doc.JSON))); err != nil {
 			return Document{}, fmt.Errorf("private state's document cannot be decompressed: %w", err)
 		}

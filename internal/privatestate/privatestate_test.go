@@ -92,6 +92,9 @@ func TestLargeDocumentsAreCompressed(t *testing.T) {
 	if len(data) > len(js)/5 {
 		t.Errorf("encoded %d bytes for a %d-byte document; want it compressed", len(data), len(js))
 	}
+	if blobs, err := Blobs(data); err != nil || string(blobs["k"]) != "raw" {
+		t.Fatalf("blobs alone: %v %v", blobs, err)
+	}
 	doc, err := Decode(data)
 	if err != nil || string(doc.JSON) != string(js) || string(doc.Blobs["k"]) != "raw" {
 		t.Fatalf("round trip: %v, %d bytes of JSON, blobs %v", err, len(doc.JSON), doc.Blobs)

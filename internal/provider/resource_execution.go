@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
@@ -287,7 +288,7 @@ func (x *executions) validate(_ context.Context, config tftypes.Value) problems 
 	return ps
 }
 
-func (x *executions) settled(_ context.Context, _ tftypes.Value, private []byte) (bool, problems) {
+func (x *executions) settled(_ context.Context, _ *tfprotov6.DynamicValue, private []byte) (bool, problems) {
 	return settledMark(private), nil
 }
 
@@ -563,11 +564,11 @@ func markTypes(blobs map[string][]byte, statuses ...engine.Status) {
 // mayDrift reports whether private state holds an item whose deployer
 // checks for drift; without a types mark it must assume so.
 func mayDrift(private []byte, reg *deployer.Registry) bool {
-	doc, err := privatestate.Decode(private)
+	blobs, err := privatestate.Blobs(private)
 	if err != nil {
 		return false
 	}
-	types, ok := doc.Blobs[typesKey]
+	types, ok := blobs[typesKey]
 	if !ok {
 		return true
 	}
@@ -592,8 +593,8 @@ func markSettled(blobs map[string][]byte, settled bool) {
 }
 
 func settledMark(private []byte) bool {
-	doc, err := privatestate.Decode(private)
-	return err == nil && len(doc.Blobs[settledKey]) == 1
+	blobs, err := privatestate.Blobs(private)
+	return err == nil && len(blobs[settledKey]) == 1
 }
 
 func (x *executions) refreshes(private []byte) bool {

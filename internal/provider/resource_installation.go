@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
@@ -456,9 +457,13 @@ func loadProblems(err error) problems {
 // status: the last job succeeded, and the blueprint's content, the imports
 // and reconcile_trigger are what it ran with. Loading the blueprint is what
 // tells whether its files changed.
-func (x *installations) settled(ctx context.Context, config tftypes.Value, private []byte) (bool, problems) {
-	doc, err := privatestate.Decode(private)
-	if err != nil || len(doc.Blobs[settledKey]) != 1 || len(doc.Blobs[inputKey]) == 0 {
+func (x *installations) settled(ctx context.Context, dv *tfprotov6.DynamicValue, private []byte) (bool, problems) {
+	blobs, err := privatestate.Blobs(private)
+	if err != nil || len(blobs[settledKey]) != 1 || len(blobs[inputKey]) == 0 {
+		return false, nil
+	}
+	config, diags := decode(x, dv)
+	if diags != nil {
 		return false, nil
 	}
 	f := fields(config)
@@ -471,7 +476,7 @@ func (x *installations) settled(ctx context.Context, config tftypes.Value, priva
 	if err != nil {
 		return false, nil
 	}
-	return string(doc.Blobs[inputKey]) == settledInput(installation.InputHash(bp, imp), str(f[attrReconcileTrigger])), componentWarnings(bp)
+	return string(blobs[inputKey]) == settledInput(installation.InputHash(bp, imp), str(f[attrReconcileTrigger])), componentWarnings(bp)
 }
 
 // inputKey is a blob of settled private state: what the tree was run

@@ -32,7 +32,7 @@ type protocolResource interface {
 	// job with nothing left to do for config: then a configuration equal to
 	// the prior state plans to exactly the prior state. Its problems are
 	// warnings the plan must still show.
-	settled(ctx context.Context, config tftypes.Value, private []byte) (bool, problems)
+	settled(ctx context.Context, config *tfprotov6.DynamicValue, private []byte) (bool, problems)
 	plan(ctx context.Context, prior, proposed tftypes.Value, priorPrivate []byte) (planned tftypes.Value, replace []*tftypes.AttributePath, ps problems)
 	apply(ctx context.Context, prior, planned tftypes.Value, private []byte) (tftypes.Value, []byte, problems)
 	read(ctx context.Context, state tftypes.Value, private []byte) (tftypes.Value, []byte, problems)
@@ -232,13 +232,11 @@ func (s *server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 	// state is the prior state. The full plan would compute the same.
 	if req.PriorState != nil && req.ProposedNewState != nil && len(req.PriorState.MsgPack) > 0 &&
 		bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
-		// The configuration is small; prior and proposed may hold a
-		// thousand rendered items, and are not decoded at all.
-		if config, diags := decode(r, req.Config); diags == nil {
-			if ok, ps := r.settled(ctx, config, req.PriorPrivate); ok {
-				return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate,
-					Diagnostics: ps.protocol()}, nil
-			}
+		// Prior and proposed may hold a thousand rendered items, and are
+		// not decoded at all.
+		if ok, ps := r.settled(ctx, req.Config, req.PriorPrivate); ok {
+			return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate,
+				Diagnostics: ps.protocol()}, nil
 		}
 	}
 	prior, d1 := decode(r, req.PriorState)

@@ -40,7 +40,7 @@ func TestNoopPlanShortcutMatchesFullPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	settled := func(private []byte) bool {
-		ok, _ := r.x.settled(context.Background(), tftypes.Value{}, private)
+		ok, _ := r.x.settled(context.Background(), nil, private)
 		return ok
 	}
 	if !settled(r.applied.Private) || settled(nil) || settled(failed) || settled(drifted) {
