@@ -351,37 +351,20 @@ func (x *executions) plan(_ context.Context, prior, proposed tftypes.Value, prio
 // planned is null, and returns the new state and private state. The state
 // is written also when items failed: it must tell the truth about every item.
 func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, private []byte) (tftypes.Value, []byte, problems) {
-	var ps problems
-	e := x.engine()
-	if e == nil {
-		ps.add(nil, "Provider not configured", "The landscaper provider was not configured before use.")
-		return prior, private, ps
-	}
-	if prior.IsNull() {
-		private = nil // a create; see plan
-	}
-	saved, err := decodeExecutionPrivate(private)
-	if err != nil {
-		ps.add(nil, "Corrupt private state", err.Error())
-		return prior, private, ps
-	}
-	if planned.IsNull() {
-		return x.destroy(ctx, e, prior, saved)
-	}
-	want, known, p := desiredOf(planned)
-	ps = append(ps, p...)
+	return applyJob(ctx, x.engine(), prior, planned, private, decodeExecutionPrivate, x.applyItems, x.destroy)
+}
+
+func (x *executions) applyItems(r *jobRun[storedExecution]) (tftypes.Value, []byte, problems) {
+	ctx, f, saved := r.ctx, r.f, r.saved
+	want, known, ps := desiredOf(tftypes.NewValue(x.vt.resource, f))
 	if !known || len(want.pending) > 0 {
 		ps.add(nil, "Deploy items not known", "deploy_items still holds unknown values at apply time.")
 	}
 	if ps.errors() {
-		return prior, private, ps
+		return r.failed(ps)
 	}
-	f := fields(planned)
-	op := map[bool]string{true: "create", false: "update"}[prior.IsNull()]
-	ctx, done := process.track(ctx)
-	defer done()
-	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], op))
-	defer cancel()
+	e := r.engine
+	var err error
 	sensitive := saved.sensitiveNames(want.sensitive)
 	logs := newJobLogger(ctx, sensitive, saved.Status)
 	st := logs.redact(e.Apply(ctx, want.exec, saved.Status, engine.Run{Observe: logs.observe}))
@@ -401,12 +384,8 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 
 // destroy runs a delete job. What was not deleted stays in state, so a
 // later destroy finishes the job.
-func (x *executions) destroy(ctx context.Context, e *engine.Engine, prior tftypes.Value, saved storedExecution) (tftypes.Value, []byte, problems) {
-	f := fields(prior)
-	ctx, done := process.track(ctx)
-	defer done()
-	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], "delete"))
-	defer cancel()
+func (x *executions) destroy(r *jobRun[storedExecution]) (tftypes.Value, []byte, problems) {
+	ctx, f, saved, e := r.ctx, r.f, r.saved, r.engine
 	sensitive := map[string]bool{}
 	for n, it := range fields(f[attrDeployItems]) {
 		sensitive[n] = boolean(fields(it)[attrSensitiveExport], defaultSensitiveExport)

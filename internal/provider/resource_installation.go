@@ -614,43 +614,26 @@ func replaceNeeded(replace []*tftypes.AttributePath) bool { return len(replace) 
 
 // apply runs a job of the tree, or deletes it when planned is null.
 func (x *installations) apply(ctx context.Context, prior, planned tftypes.Value, private []byte) (tftypes.Value, []byte, problems) {
+	return applyJob(ctx, x.engine(), prior, planned, private, decodeInstallationPrivate, x.applyTree, x.destroy)
+}
+
+func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value, []byte, problems) {
+	ctx, f := r.ctx, r.f
 	var ps problems
-	e := x.engine()
-	if e == nil {
-		ps.add(nil, "Provider not configured", "The landscaper provider was not configured before use.")
-		return prior, private, ps
-	}
-	if prior.IsNull() {
-		private = nil
-	}
-	saved, err := decodeInstallationPrivate(private)
-	if err != nil {
-		ps.add(nil, "Corrupt private state", err.Error())
-		return prior, private, ps
-	}
-	if planned.IsNull() {
-		return x.destroy(ctx, e, prior, saved)
-	}
-	f := fields(planned)
 	src, srcKnown := sourceOf(f)
 	imp, impKnown := importsOf(f)
 	if !srcKnown || !impKnown {
 		ps.add(nil, "Installation not known", "blueprint, component or imports still hold unknown values at apply time.")
-		return prior, private, ps
+		return r.failed(ps)
 	}
 	bp, err := x.load(ctx, src)
 	if err != nil {
-		return prior, private, loadProblems(err)
+		return r.failed(loadProblems(err))
 	}
-	op := map[bool]string{true: "create", false: "update"}[prior.IsNull()]
-	ctx, done := process.track(ctx)
-	defer done()
-	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], op))
-	defer cancel()
 	logs := newJobLogger(ctx, nil, engine.Status{})
-	runner := &installation.Runner{Engine: e, Name: str(f["name"]), Observe: logs.observeInstallation,
+	runner := &installation.Runner{Engine: r.engine, Name: str(f["name"]), Observe: logs.observeInstallation,
 		ReconcileTrigger: str(f[attrReconcileTrigger]), JobID: str(fields(f["status"])["job_id"])}
-	st := runner.Apply(ctx, bp, imp, saved.Status)
+	st := runner.Apply(ctx, bp, imp, r.saved.Status)
 	redactTree(logs, st)
 	ps = append(ps, treeProblems(st)...)
 	promised := f[attrDeployItems]
@@ -689,18 +672,14 @@ func (x *installations) stateOf(f map[string]tftypes.Value, st *installation.Sta
 	return tftypes.NewValue(x.t, f), priv, ps
 }
 
-func (x *installations) destroy(ctx context.Context, e *engine.Engine, prior tftypes.Value, saved storedInstallation) (tftypes.Value, []byte, problems) {
-	f := fields(prior)
-	if saved.Status == nil {
+func (x *installations) destroy(r *jobRun[storedInstallation]) (tftypes.Value, []byte, problems) {
+	f := r.f
+	if r.saved.Status == nil {
 		return tftypes.NewValue(x.t, nil), nil, nil
 	}
-	ctx, done := process.track(ctx)
-	defer done()
-	ctx, cancel := context.WithTimeout(ctx, operationTimeout(f["timeouts"], "delete"))
-	defer cancel()
-	logs := newJobLogger(ctx, nil, engine.Status{})
-	runner := &installation.Runner{Engine: e, Name: str(f["name"]), Observe: logs.observeInstallation}
-	st := runner.Destroy(ctx, saved.Status)
+	logs := newJobLogger(r.ctx, nil, engine.Status{})
+	runner := &installation.Runner{Engine: r.engine, Name: str(f["name"]), Observe: logs.observeInstallation}
+	st := runner.Destroy(r.ctx, r.saved.Status)
 	if st == nil {
 		return tftypes.NewValue(x.t, nil), nil, nil
 	}
