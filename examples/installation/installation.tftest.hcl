@@ -58,12 +58,22 @@ run "production" {
   }
 }
 
-# The module itself plans: the installation renders without running.
+# The module itself plans: the installation's plan carries the same
+# rendered items in deploy_items, before anything runs.
 run "plan" {
   command = plan
 
+  variables {
+    environment = "production"
+  }
+
   assert {
-    condition     = landscaper_installation.app.name == "app"
-    error_message = "the installation is not planned"
+    condition     = jsondecode(landscaper_installation.app.deploy_items["database"].config).env.ENVIRONMENT == "production"
+    error_message = "the planned database item does not get the environment"
+  }
+
+  assert {
+    condition     = landscaper_installation.app.deploy_items["monitoring/dashboard"].type == "landscaper.gardener.cloud/mock"
+    error_message = "the planned dashboard item is not a mock item"
   }
 }
