@@ -177,7 +177,9 @@ func (b *blueprints) read(ctx context.Context, config tftypes.Value) (tftypes.Va
 	})
 	// Unlike the resource's, the items of nodes that are rendered are
 	// listed even when a sibling's exports keep others from being.
-	f[attrDeployItems] = renderedItems(t.AttributeTypes[attrDeployItems], planSpecs(p), secretsOf(f, imp))
+	sec := secretsOf(f, imp)
+	p.Walk(func(n *installation.Plan) { sec.addImports(n.Imports) })
+	f[attrDeployItems] = renderedItems(t.AttributeTypes[attrDeployItems], planSpecs(p), sec)
 	f["installations"] = tftypes.NewValue(t.AttributeTypes["installations"], installations)
 	importDecls, exportDecls := render.Declarations(bp)
 	f["import_declarations"] = declarationsValue(t.AttributeTypes["import_declarations"], importDecls)

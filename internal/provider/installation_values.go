@@ -125,6 +125,10 @@ func (x *installations) plannedStatus(prev *installation.Status, p *installation
 func renderedItems(t tftypes.Type, specs map[string]engine.ItemSpec, sec *secrets) tftypes.Value {
 	et := as[tftypes.Object](as[tftypes.Map](t).ElementType)
 	vals := make(map[string]tftypes.Value, len(specs))
+	for _, spec := range specs {
+		// Whatever an item acts on is secret, wherever it was imported from.
+		sec.addTarget(spec.Target)
+	}
 	for key, spec := range specs {
 		target := tftypes.NewValue(tftypes.String, nil)
 		switch {

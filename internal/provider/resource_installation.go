@@ -370,28 +370,45 @@ func importsOf(f map[string]tftypes.Value) (installation.Imports, bool) {
 // and the sensitive imports.
 func secretsOf(f map[string]tftypes.Value, imp installation.Imports) *secrets {
 	sec := &secrets{}
-	addTarget := func(t *deployer.Target) {
-		if t != nil {
-			sec.addJSON(t.Config)
-		}
-	}
-	for _, t := range imp.Targets {
-		addTarget(t)
-	}
-	for _, l := range imp.TargetLists {
-		for _, t := range l {
-			addTarget(t)
-		}
-	}
-	for _, m := range imp.TargetMaps {
-		for _, t := range m {
-			addTarget(t)
-		}
-	}
+	sec.addImports(imp)
 	if v, known := valueToAny(f[attrSensitiveImports]); known && v != nil {
 		sec.addValue(v)
 	}
 	return sec
+}
+
+// addImports records the configs of imported targets.
+func (s *secrets) addImports(imp installation.Imports) {
+	for _, t := range imp.Targets {
+		s.addTarget(t)
+	}
+	for _, l := range imp.TargetLists {
+		for _, t := range l {
+			s.addTarget(t)
+		}
+	}
+	for _, m := range imp.TargetMaps {
+		for _, t := range m {
+			s.addTarget(t)
+		}
+	}
+}
+
+func (s *secrets) addTarget(t *deployer.Target) {
+	if t != nil {
+		s.addJSON(t.Config)
+	}
+}
+
+// addTree records the targets a tree's installations export to each
+// other: a sub-installation may import a sibling's exported cluster and
+// render its kubeconfig into an item.
+func (s *secrets) addTree(st *installation.Status) {
+	st.Walk(func(_ string, n *installation.Status) {
+		for _, t := range n.Exports.Targets {
+			s.addTarget(t)
+		}
+	})
 }
 
 // loadProblems turns an error of loading or rendering into diagnostics on
@@ -536,6 +553,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	}
 	warnings := componentWarnings(bp)
 	sec := secretsOf(f, imp)
+	sec.addTree(saved.Status)
 	// A settled tree whose imports and blueprint content are as they were
 	// has nothing to do: no need to render it.
 	if len(replace) == 0 && settledMark(priorPrivate) && saved.Status.InputHash == installation.InputHash(bp, imp) &&
@@ -564,6 +582,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 			warnings.warn(attrPath("blueprint"), "Deploy item config has unknown fields", fmt.Sprintf("%s: %s", where, w))
 		}
 	})
+	p.Walk(func(n *installation.Plan) { sec.addImports(n.Imports) })
 	f[attrDeployItems] = plannedItems(x.t.AttributeTypes[attrDeployItems], p, sec)
 	if p.Noop && !replaceNeeded(replace) {
 		f["status"] = x.statusValue(saved.Status)
@@ -639,7 +658,9 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	promised := f[attrDeployItems]
 	var state tftypes.Value
 	var priv []byte
-	state, priv, ps = x.stateOf(f, st, secretsOf(f, imp), ps)
+	sec := secretsOf(f, imp)
+	sec.addTree(st)
+	state, priv, ps = x.stateOf(f, st, sec, ps)
 	if promised.IsFullyKnown() && !ps.errors() {
 		sf := fields(state)
 		if !sf[attrDeployItems].Equal(promised) {
@@ -685,7 +706,9 @@ func (x *installations) destroy(r *jobRun[storedInstallation]) (tftypes.Value, [
 	}
 	redactTree(logs, st)
 	imp, _ := importsOf(f)
-	return x.stateOf(f, st, secretsOf(f, imp), treeProblems(st))
+	sec := secretsOf(f, imp)
+	sec.addTree(st)
+	return x.stateOf(f, st, sec, treeProblems(st))
 }
 
 // read asks the deployers of every succeeded item in the tree for drift.

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
@@ -139,5 +140,105 @@ func TestAccInstallation_sensitiveImportGivenTwice(t *testing.T) {
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)Invalid imports.*import "password" is given in both imports and\s+sensitive_imports`),
 		}},
+	})
+}
+
+// exportedTargetBlueprint: sub-installation "exporter" exports a cluster
+// target built from a token, its sibling "user" imports it and renders the
+// token into an item: the token is a target's config there, and masked.
+const exportedTargetBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: token, type: data, schema: {type: string}}
+  - {name: label, type: data, schema: {type: string}}
+subinstallations:
+  - name: exporter
+    blueprint:
+      filesystem:
+        blueprint.yaml: |
+          apiVersion: landscaper.gardener.cloud/v1alpha1
+          kind: Blueprint
+          imports:
+            - {name: token, type: data, schema: {type: string}}
+          exports:
+            - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+          exportExecutions:
+            - name: x
+              type: GoTemplate
+              template: |
+                exports:
+                  cluster:
+                    type: landscaper.gardener.cloud/kubernetes-cluster
+                    config:
+                      kubeconfig: |
+                        apiVersion: v1
+                        kind: Config
+                        users: [{name: u, user: {token: {{ .imports.token }}}}]
+    imports:
+      data:
+        - {name: token, dataRef: token}
+    exports:
+      targets:
+        - {name: cluster, target: shared-cluster}
+  - name: user
+    blueprint:
+      filesystem:
+        blueprint.yaml: |
+          apiVersion: landscaper.gardener.cloud/v1alpha1
+          kind: Blueprint
+          imports:
+            - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+            - {name: label, type: data, schema: {type: string}}
+          deployExecutions:
+            - name: x
+              type: GoTemplate
+              template: |
+                {{- $kc := fromYaml .imports.cluster.spec.config.kubeconfig }}
+                deployItems:
+                  - name: item
+                    type: landscaper.gardener.cloud/mock
+                    config:
+                      export:
+                        label: {{ .imports.label }}
+                        token: {{ (index $kc.users 0).user.token }}
+    imports:
+      data:
+        - {name: label, dataRef: label}
+      targets:
+        - {name: cluster, target: shared-cluster}
+`
+
+func exportedTargetConfig(label string) string {
+	return fmt.Sprintf(`
+resource "landscaper_installation" "app" {
+  name      = "app"
+  blueprint = { filesystem = { "blueprint.yaml" = %q } }
+  imports   = { token = "exported-t0ken-99", label = %q }
+}`, exportedTargetBlueprint, label)
+}
+
+// A target one sub-installation exports to another is as secret as an
+// imported one: masked in the state after apply and in the next plan.
+func TestAccInstallation_exportedTargetMasked(t *testing.T) {
+	t.Parallel()
+	res := "landscaper_installation.app"
+	config := tfjsonpath.New(attrDeployItems).AtMapKey("user/item").AtMapKey("config")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: exportedTargetConfig("one"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(res, config, knownvalue.StringExact(`{"export":{"label":"one","token":"***"}}`)),
+				},
+			},
+			{
+				Config: exportedTargetConfig("two"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue(res, config, knownvalue.StringExact(`{"export":{"label":"two","token":"***"}}`)),
+					noSecretsInPlan{secrets: []string{"exported-t0ken-99"}},
+				}},
+			},
+		},
 	})
 }
