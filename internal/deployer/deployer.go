@@ -127,6 +127,22 @@ type DriftChecker interface {
 	Drift(ctx context.Context, req Request, last Result) (string, error)
 }
 
+// Previewer is implemented by deployers that can tell, without changing
+// anything, what a Reconcile of req would do to its target: a dry run
+// against the cluster. A plan shows it when asked to (plan_cluster_changes).
+type Previewer interface {
+	Preview(ctx context.Context, req Request) ([]ObjectChange, error)
+}
+
+// ObjectChange is what a run would do to one object on the target.
+type ObjectChange struct {
+	// Object names it as kubectl does: "apps/v1 Deployment default/web".
+	Object string
+	// Summary is "create", "delete", "unchanged" or "update: " and the
+	// paths of the fields that change, never their values.
+	Summary string
+}
+
 // Registry maps type strings to deployers, and target type strings to
 // the checks of their configs.
 type Registry struct {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 )
 
@@ -34,6 +35,9 @@ type Plan struct {
 	// They let a caller show a rendered tree without running it.
 	Imports Imports
 	Items   map[string]engine.ItemSpec
+	// Resources serves the node's component resources to its items, as
+	// a run hands them down (engine.Run.Resources).
+	Resources deployer.ResourceResolver
 }
 
 // AllKnown reports whether every node of the plan was rendered.
@@ -91,7 +95,7 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 	if err != nil {
 		return nil, &PathError{Path: path, Err: err}
 	}
-	p := &Plan{Path: path, Known: true, Warnings: rendered.Warnings, Imports: imp, Items: rendered.Items}
+	p := &Plan{Path: path, Known: true, Warnings: rendered.Warnings, Imports: imp, Items: rendered.Items, Resources: rendered.Resources}
 	var prevEx engine.Status
 	var prevSubs map[string]*Status
 	if prev != nil {

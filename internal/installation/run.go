@@ -60,11 +60,16 @@ func (r *Runner) emit(ev Event) {
 }
 
 // executionName names the execution of the node at path.
-func (r *Runner) executionName(path string) string {
+func (r *Runner) executionName(path string) string { return ExecutionName(r.Name, path) }
+
+// ExecutionName names the execution of the node at path of the root
+// installation name: deploy items see it (exec's EXECUTION_NAME, the
+// owner label of Kubernetes objects).
+func ExecutionName(name, path string) string {
 	if path == "" {
-		return r.Name
+		return name
 	}
-	return r.Name + "/" + path
+	return name + "/" + path
 }
 
 // InputHash identifies what a node is run from: its imports and its

@@ -40,13 +40,15 @@ var (
 
 // Provider is the landscaper provider.
 type Provider struct {
-	version       string
-	deployers     *deployer.Registry
-	engine        atomic.Pointer[engine.Engine]
-	components    atomic.Pointer[components]
-	executions    *executions
-	installations *installations
-	blueprints    *blueprints
+	version    string
+	deployers  *deployer.Registry
+	engine     atomic.Pointer[engine.Engine]
+	components atomic.Pointer[components]
+	// planClusterChanges is the provider's plan_cluster_changes.
+	planClusterChanges atomic.Bool
+	executions         *executions
+	installations      *installations
+	blueprints         *blueprints
 }
 
 // New returns a constructor of the provider for a plain framework server.
@@ -58,14 +60,16 @@ func New(version string) func() provider.Provider {
 func newProvider(version string) *Provider {
 	p := &Provider{version: version, deployers: Deployers()}
 	p.executions = &executions{
-		vt:        newValueTypes(objectType(&executionResource{})),
-		deployers: p.deployers,
-		engine:    p.engine.Load,
+		vt:             newValueTypes(objectType(&executionResource{})),
+		deployers:      p.deployers,
+		engine:         p.engine.Load,
+		clusterChanges: p.planClusterChanges.Load,
 	}
 	p.installations = &installations{
-		t:         objectType(&installationResource{}),
-		deployers: p.deployers,
-		engine:    p.engine.Load,
+		t:              objectType(&installationResource{}),
+		deployers:      p.deployers,
+		engine:         p.engine.Load,
+		clusterChanges: p.planClusterChanges.Load,
 	}
 	p.blueprints = &blueprints{t: dataSourceObjectType(&blueprintDataSource{}), x: p.installations}
 	p.installations.load = func(ctx context.Context, src render.Source) (installation.Blueprint, error) {
@@ -129,7 +133,8 @@ func Deployers() *deployer.Registry {
 }
 
 type providerModel struct {
-	MaxParallelism types.Int64 `tfsdk:"max_parallelism"`
+	MaxParallelism     types.Int64 `tfsdk:"max_parallelism"`
+	PlanClusterChanges types.Bool  `tfsdk:"plan_cluster_changes"`
 	componentsModel
 }
 
@@ -151,6 +156,9 @@ func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *pro
 				Optional:   true,
 				Validators: []validator.Int64{int64validator.AtLeast(1)},
 			}
+			attrs[attrPlanClusterChanges] = schema.BoolAttribute{Optional: true,
+				MarkdownDescription: planClusterChangesDescription + " Defaults to `false`; a resource's own " +
+					"`plan_cluster_changes` overrides it."}
 			return attrs
 		}(),
 	}
@@ -182,6 +190,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	// log, at DEBUG, from now on.
 	target.SetLogger(newTFLogLogger(ctx))
 	p.engine.Store(engine.New(p.deployers, limit))
+	p.planClusterChanges.Store(cfg.PlanClusterChanges.ValueBool())
 	cc, diags := cfg.decode(ctx)
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {

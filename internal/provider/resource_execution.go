@@ -27,7 +27,7 @@ const executionType = "landscaper_execution"
 
 // executionSchemaVersion is bumped whenever the schema's type changes
 // (TestSchemaTypesAreVersioned holds it to that). Version 1 added targets.
-const executionSchemaVersion = 1
+const executionSchemaVersion = 2
 
 // defaultOperationTimeout bounds a whole apply or destroy of one resource
 // unless `timeouts` says otherwise. Items have their own, shorter default.
@@ -133,7 +133,9 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					},
 				},
 			},
-			"timeouts": timeoutsAttribute(ctx, "execution"),
+			attrPlanClusterChanges: planClusterChangesAttribute(),
+			attrClusterChanges:     clusterChangesAttribute("by name, as in `status.deploy_items`"),
+			"timeouts":             timeoutsAttribute(ctx, "execution"),
 		},
 	}
 }
@@ -145,6 +147,8 @@ type executions struct {
 	deployers *deployer.Registry
 	// engine is set once the provider is configured.
 	engine func() *engine.Engine
+	// clusterChanges is the provider's plan_cluster_changes.
+	clusterChanges func() bool
 }
 
 var _ protocolResource = (*executions)(nil)
@@ -295,7 +299,7 @@ func (x *executions) settled(_ context.Context, _ *tfprotov6.DynamicValue, priva
 // plan computes the planned state. It shows exactly what the next job
 // will do, because it asks engine.PlanJob, as apply does: items that run
 // have unknown status and export; the rest stays known.
-func (x *executions) plan(_ context.Context, prior, proposed tftypes.Value, priorPrivate []byte) (tftypes.Value, []*tftypes.AttributePath, problems) {
+func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, priorPrivate []byte) (tftypes.Value, []*tftypes.AttributePath, problems) {
 	if proposed.IsNull() {
 		return proposed, nil, nil // destroy
 	}
@@ -307,6 +311,8 @@ func (x *executions) plan(_ context.Context, prior, proposed tftypes.Value, prio
 	if pf := fields(prior); pf != nil && !pf["name"].Equal(f["name"]) {
 		replace = append(replace, tftypes.NewAttributePath().WithAttributeName("name"))
 	}
+	cct := x.vt.resource.AttributeTypes[attrClusterChanges]
+	f[attrClusterChanges] = tftypes.NewValue(cct, tftypes.UnknownValue)
 	planned := tftypes.NewValue(x.vt.resource, f)
 	want, known, p := desiredOf(planned)
 	ps = append(ps, p...)
@@ -326,6 +332,21 @@ func (x *executions) plan(_ context.Context, prior, proposed tftypes.Value, prio
 	}
 	prev := saved.Status
 	job := engine.PlanJob(want.exec, prev).WithRun(slices.Sorted(maps.Keys(want.pending))...)
+	f[attrClusterChanges] = tftypes.NewValue(cct, nil)
+	e := x.engine()
+	switch {
+	case job.Noop():
+		if pf := fields(prior); pf != nil {
+			f[attrClusterChanges] = pf[attrClusterChanges]
+		}
+	case len(want.pending) > 0:
+		f[attrClusterChanges] = tftypes.NewValue(cct, tftypes.UnknownValue)
+	case e != nil && clusterChangesWanted(f, x.clusterChanges()):
+		pv := &previewer{e: e, changes: map[string]tftypes.Value{}}
+		pv.add(ctx, str(f["name"]), want.exec, prev, engine.Run{}, job.Run, func(item string) string { return item })
+		f[attrClusterChanges] = pv.value(cct)
+		ps = append(ps, pv.ps...)
+	}
 	unknown := map[string]bool{}
 	switch {
 	case job.Noop():
@@ -372,6 +393,7 @@ func (x *executions) applyItems(r *jobRun[storedExecution]) (tftypes.Value, []by
 		ps = append(ps, itemProblems(st)...)
 	}
 	f["status"] = x.vt.statusValue(st)
+	f[attrClusterChanges] = keepClusterChanges(x.vt.resource.AttributeTypes[attrClusterChanges], f[attrClusterChanges])
 	if f["exports"], f["sensitive_exports"], err = exportValues(st, slices.Sorted(maps.Keys(want.exec.Items)), want.sensitive, nil, nil); err != nil {
 		ps.add(tftypes.NewAttributePath().WithAttributeName("exports"), "Export cannot be represented", err.Error())
 	}

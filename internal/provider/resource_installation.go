@@ -199,7 +199,9 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					},
 				},
 			},
-			"timeouts": timeoutsAttribute(ctx, "installation"),
+			attrPlanClusterChanges: planClusterChangesAttribute(),
+			attrClusterChanges:     clusterChangesAttribute("`\"<installation path>/<item>\"`, as in `deploy_items`"),
+			"timeouts":             timeoutsAttribute(ctx, "installation"),
 		},
 	}
 }
@@ -211,6 +213,8 @@ type installations struct {
 	engine    func() *engine.Engine
 	// load loads a root blueprint; render.Load outside tests.
 	load func(ctx context.Context, src render.Source) (installation.Blueprint, error)
+	// clusterChanges is the provider's plan_cluster_changes.
+	clusterChanges func() bool
 }
 
 var _ protocolResource = (*installations)(nil)
@@ -530,7 +534,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		}
 	}
 	unknownAll := func() tftypes.Value {
-		unknown("status", "exports", "target_exports", attrDeployItems)
+		unknown("status", "exports", "target_exports", attrDeployItems, attrClusterChanges)
 		return tftypes.NewValue(x.t, f)
 	}
 	if prior.IsNull() {
@@ -584,7 +588,11 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	})
 	p.Walk(func(n *installation.Plan) { sec.addImports(n.Imports) })
 	f[attrDeployItems] = plannedItems(x.t.AttributeTypes[attrDeployItems], p, sec)
+	f[attrClusterChanges] = tftypes.NewValue(x.t.AttributeTypes[attrClusterChanges], nil)
 	if p.Noop && !replaceNeeded(replace) {
+		if pf != nil {
+			f[attrClusterChanges] = pf[attrClusterChanges]
+		}
 		f["status"] = x.statusValue(saved.Status)
 		f["exports"], f["target_exports"], err = x.exportValues(saved.Status)
 		ps := warnings
@@ -593,6 +601,9 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		}
 		return tftypes.NewValue(x.t, f), replace, ps
 	}
+	var previewProblems problems
+	f[attrClusterChanges], previewProblems = x.plannedClusterChanges(ctx, f, p, saved.Status)
+	warnings = append(warnings, previewProblems...)
 	unknown("exports", "target_exports")
 	if _, exports := render.Declarations(bp); bp != nil && !slices.ContainsFunc(exports, func(d render.Declaration) bool { return d.Type != "data" }) {
 		// No target exports to wait for: the plan need not show them as changing.
@@ -627,6 +638,26 @@ func (x *installations) upgradeJSON(from int64, raw []byte) ([]byte, error) {
 	}
 	delete(attrs, "status")
 	return json.Marshal(attrs)
+}
+
+// plannedClusterChanges dry-runs the items the plan runs, when asked to.
+func (x *installations) plannedClusterChanges(ctx context.Context, f map[string]tftypes.Value, p *installation.Plan, prev *installation.Status) (tftypes.Value, problems) {
+	t := x.t.AttributeTypes[attrClusterChanges]
+	e := x.engine()
+	if e == nil || !clusterChangesWanted(f, x.clusterChanges()) {
+		return tftypes.NewValue(t, nil), nil
+	}
+	if !p.AllKnown() {
+		return tftypes.NewValue(t, tftypes.UnknownValue), nil
+	}
+	prevOf := map[string]engine.Status{}
+	prev.Walk(func(path string, s *installation.Status) { prevOf[path] = s.Execution })
+	pv := &previewer{e: e, changes: map[string]tftypes.Value{}}
+	p.Walk(func(n *installation.Plan) {
+		pv.add(ctx, installation.ExecutionName(str(f["name"]), n.Path), engine.Execution{Items: n.Items}, prevOf[n.Path],
+			engine.Run{Resources: n.Resources}, n.Job.Run, func(item string) string { return installation.Join(n.Path, item) })
+	})
+	return pv.value(t), pv.ps
 }
 
 func replaceNeeded(replace []*tftypes.AttributePath) bool { return len(replace) > 0 }
@@ -682,6 +713,7 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 func (x *installations) stateOf(f map[string]tftypes.Value, st *installation.Status, sec *secrets, ps problems) (tftypes.Value, []byte, problems) {
 	f["status"] = x.statusValue(st)
 	f[attrDeployItems] = statusItems(x.t.AttributeTypes[attrDeployItems], st, sec)
+	f[attrClusterChanges] = keepClusterChanges(x.t.AttributeTypes[attrClusterChanges], f[attrClusterChanges])
 	var err error
 	if f["exports"], f["target_exports"], err = x.exportValues(st); err != nil {
 		ps.add(attrPath("exports"), "Export cannot be represented", err.Error())

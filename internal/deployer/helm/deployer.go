@@ -419,6 +419,65 @@ func (d *Deployer) reconcileManifests(ctx context.Context, req deployer.Request,
 	return res, d.export(&res, c, r.valueExports, out.Export)
 }
 
+// Preview tells what Reconcile would change, without changing anything.
+// A release is dry-run as `helm upgrade --dry-run=server` would, and each
+// object of its manifest is dry-run as a patch over the live one; objects
+// of the current release it no longer holds are deletes. With
+// helmDeployment: false, the rendered chart is previewed as the manifest
+// deployer previews its manifests.
+func (d *Deployer) Preview(ctx context.Context, req deployer.Request) ([]deployer.ObjectChange, error) {
+	st := loadState(req.State)
+	c, err := parseConfig(req.Config)
+	if err != nil && !deployer.IsWarning(err) {
+		return nil, asConfigProblem(err)
+	}
+	cl, err := d.cluster(req)
+	if err != nil {
+		return nil, err
+	}
+	if !c.helmDeployment() {
+		r, err := d.render(ctx, req, c, cl)
+		if err != nil {
+			return nil, err
+		}
+		var ks kube.State
+		if st.Kube != nil {
+			ks = *st.Kube
+		}
+		changes, err := kube.Preview(ctx, cl, spec(req, c, r.manifests), ks)
+		return kube.ObjectChanges(changes), err
+	}
+	l, err := d.load(ctx, req, c)
+	if err != nil {
+		return nil, err
+	}
+	ac, err := d.actionConfig(cl.Config, c.Namespace, c.Name)
+	if err != nil {
+		return nil, kubeError("HelmClient", err)
+	}
+	rel, err := d.dryRunRelease(ctx, ac, c, l.chart, l.values)
+	if err != nil {
+		return nil, err
+	}
+	objects, err := splitManifests(map[string]string{"manifest": rel.Manifest})
+	if err != nil {
+		return nil, err
+	}
+	changes, err := kube.PreviewObjects(ctx, cl, objects, c.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	next, err := releaseObjects(rel.Manifest, c.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	for _, gone := range kube.Without(st.Managed, next) {
+		r := gone.Resource
+		changes = append(changes, kube.Change{Object: kube.RefName(r.APIVersion, r.Kind, r.Namespace, r.Name), Action: kube.ActionDelete})
+	}
+	return kube.ObjectChanges(changes), nil
+}
+
 // Delete uninstalls the release, or deletes the applied objects in their
 // deletion groups.
 func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.Result, error) {

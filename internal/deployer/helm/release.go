@@ -251,3 +251,30 @@ func releaseObjects(manifest, namespace string) (kube.ManagedResourceStatusList,
 	}
 	return out, nil
 }
+
+// dryRunRelease is installOrUpgrade as `helm upgrade --install --dry-run=server`:
+// the chart rendered against the cluster (lookups included), nothing stored.
+func (d *Deployer) dryRunRelease(ctx context.Context, ac *action.Configuration, c *Config, ch *chart.Chart, values map[string]any) (*release.Release, error) {
+	cur, err := currentRelease(ac, c.Name)
+	if err != nil {
+		return nil, kubeError("GetRelease", err)
+	}
+	if cur == nil {
+		in := action.NewInstall(ac)
+		in.ReleaseName, in.Namespace, in.CreateNamespace = c.Name, c.Namespace, c.CreateNamespace
+		in.DryRun, in.DryRunOption = true, "server"
+		rel, err := in.RunWithContext(ctx, ch, values)
+		if err != nil {
+			return nil, helmError("Install", "unable to dry-run the install of the helm chart release", err)
+		}
+		return rel, nil
+	}
+	up := action.NewUpgrade(ac)
+	up.Namespace = c.Namespace
+	up.DryRun, up.DryRunOption = true, "server"
+	rel, err := up.RunWithContext(ctx, c.Name, ch, values)
+	if err != nil {
+		return nil, helmError("Upgrade", "unable to dry-run the upgrade of the helm chart release", err)
+	}
+	return rel, nil
+}

@@ -49,6 +49,10 @@ type ApplyOptions struct {
 	// established before objects of its kind are applied; zero means 30s.
 	// A CRD still not established then is a transient error.
 	CRDWait time.Duration
+	// DryRun sends every write with dryRun=All: the API server validates,
+	// defaults and admits it, and returns what would be stored, without
+	// storing it (see Preview).
+	DryRun bool
 	// Concurrency bounds the objects of one group written at once; zero
 	// means 8.
 	Concurrency int
@@ -299,6 +303,8 @@ func joinErrors(errs []*core.Error) *core.Error {
 
 type applyOutcome struct {
 	managed *ManagedResourceStatus
+	// live is the object before the write, nil when it was created.
+	live    *unstructured.Unstructured
 	written *unstructured.Unstructured
 	patch   bool
 	err     *core.Error
@@ -335,7 +341,7 @@ func applyObject(ctx context.Context, cl *target.Cluster, opts ApplyOptions, p *
 			maps.Copy(a, m.AnnotateBeforeCreate)
 			obj.SetAnnotations(a)
 		}
-		created, err := ri.Create(ctx, obj, metav1.CreateOptions{})
+		created, err := ri.Create(ctx, obj, metav1.CreateOptions{DryRun: dryRun(opts)})
 		if err != nil {
 			return fail(err, "create")
 		}
@@ -347,10 +353,10 @@ func applyObject(ctx context.Context, cl *target.Cluster, opts ApplyOptions, p *
 	mr := record(live)
 	if m.Policy == PolicyFallback && live.GetLabels()[opts.ManagedLabel] != opts.Owner {
 		// Someone else manages it: not ours to update or delete.
-		return applyOutcome{}
+		return applyOutcome{live: live}
 	}
 	if m.Policy == PolicyImmutable {
-		return applyOutcome{managed: mr}
+		return applyOutcome{managed: mr, live: live}
 	}
 	body, patch, err := updateFor(opts, live, obj)
 	if err != nil {
@@ -358,17 +364,24 @@ func applyObject(ctx context.Context, cl *target.Cluster, opts ApplyOptions, p *
 	}
 	var written *unstructured.Unstructured
 	if patch != nil {
-		written, err = ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+		written, err = ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{DryRun: dryRun(opts)})
 		if err != nil {
 			return fail(err, "patch")
 		}
 	} else {
-		written, err = ri.Update(ctx, body, metav1.UpdateOptions{})
+		written, err = ri.Update(ctx, body, metav1.UpdateOptions{DryRun: dryRun(opts)})
 		if err != nil {
 			return fail(err, "update")
 		}
 	}
-	return applyOutcome{managed: mr, written: written, patch: len(m.PatchAfterDeployment) > 0}
+	return applyOutcome{managed: mr, live: live, written: written, patch: len(m.PatchAfterDeployment) > 0}
+}
+
+func dryRun(opts ApplyOptions) []string {
+	if opts.DryRun {
+		return []string{metav1.DryRunAll}
+	}
+	return nil
 }
 
 // updateFor computes how an existing object is updated with a manifest

@@ -247,6 +247,16 @@ func (d *Deployer) Drift(ctx context.Context, req deployer.Request, last deploye
 	return kube.Drift(ctx, cl, spec, st)
 }
 
+// Preview dry-runs what Reconcile would write (see kube.Preview).
+func (d *Deployer) Preview(ctx context.Context, req deployer.Request) ([]deployer.ObjectChange, error) {
+	spec, cl, st, err := d.prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := kube.Preview(ctx, cl, spec, st)
+	return kube.ObjectChanges(changes), err
+}
+
 func result(req deployer.Request, out kube.Outcome, err error) (deployer.Result, error) {
 	res := deployer.Result{
 		State:          out.State.Encode(),
