@@ -1,6 +1,9 @@
 package provider
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -39,7 +42,39 @@ func (ps problems) protocol() []*tfprotov6.Diagnostic {
 		if p.warning {
 			sev = tfprotov6.DiagnosticSeverityWarning
 		}
-		out = append(out, &tfprotov6.Diagnostic{Severity: sev, Summary: p.summary, Detail: p.detail, Attribute: p.path})
+		out = append(out, &tfprotov6.Diagnostic{Severity: sev, Summary: p.summary, Detail: named(p.path, p.detail), Attribute: p.path})
 	}
 	return out
+}
+
+// named prefixes a detail with the path it is about when the path leads
+// through a map key or list index the detail does not name: Terraform
+// points at such an element only when the configuration spells it out,
+// not when it comes from a variable or a function, and then the message
+// alone must say which target, import or item is meant.
+func named(path *tftypes.AttributePath, detail string) string {
+	if path == nil {
+		return detail
+	}
+	var b strings.Builder
+	keyed, last := false, ""
+	for i, st := range path.Steps() {
+		switch s := st.(type) {
+		case tftypes.AttributeName:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(string(s))
+		case tftypes.ElementKeyString:
+			keyed, last = true, strconv.Quote(string(s))
+			b.WriteString("[" + last + "]")
+		case tftypes.ElementKeyInt:
+			keyed, last = true, "["+strconv.FormatInt(int64(s), 10)+"]"
+			b.WriteString(last)
+		}
+	}
+	if !keyed || strings.Contains(detail, last) {
+		return detail
+	}
+	return b.String() + ": " + detail
 }

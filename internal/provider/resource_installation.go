@@ -253,7 +253,7 @@ func validateInstallationInputs(f map[string]tftypes.Value, deployers *deployer.
 			ps = append(ps, validateTarget(t, deployers, at)...)
 			if key == "" || strings.ContainsAny(key, "[]") {
 				// Sub-installations name an element "import[key]".
-				ps.add(at, "Invalid target map key", fmt.Sprintf("%q: a target map key is not empty and has no square brackets", key))
+				ps.add(at, "Invalid target map key", fmt.Sprintf("target map %q, key %q: a target map key is not empty and has no square brackets", name, key))
 			}
 		}
 	}

@@ -53,8 +53,8 @@ func TestNoopPlanShortcutMatchesFullPlan(t *testing.T) {
 func TestUpgradeResourceStateDropsUnknownAttributes(t *testing.T) {
 	p := newProvider("test")
 	s := &server{routes: p.routes()}
-	exact := []byte(`{"id":"a","name":"a","reconcile_trigger":null,"deploy_items":null,"targets":null,"exports":null,"sensitive_exports":null,"status":null,"timeouts":null}`)
-	extra := []byte(`{"id":"a","name":"a","reconcile_trigger":null,"gone":1,"deploy_items":null,"targets":null,"exports":null,"sensitive_exports":null,"status":null,"timeouts":null}`)
+	exact := []byte(`{"id":"a","name":"a","reconcile_trigger":null,"deploy_items":null,"targets":null,"exports":null,"sensitive_exports":null,"status":null,"plan_cluster_changes":null,"cluster_changes":null,"timeouts":null}`)
+	extra := []byte(`{"id":"a","name":"a","reconcile_trigger":null,"gone":1,"deploy_items":null,"targets":null,"exports":null,"sensitive_exports":null,"status":null,"plan_cluster_changes":null,"cluster_changes":null,"timeouts":null}`)
 	v0 := []byte(`{"id":"a","name":"a","deploy_items":{"x":{"type":"mock","config":null,"depends_on":null,"timeout":null,"update_on_change_only":null,"sensitive_export":null}},"exports":null,"sensitive_exports":null,"status":null,"timeouts":null}`)
 	for _, raw := range [][]byte{exact, extra, v0} {
 		version := int64(executionSchemaVersion)
