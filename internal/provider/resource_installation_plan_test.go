@@ -242,3 +242,26 @@ func TestAccInstallation_exportedTargetMasked(t *testing.T) {
 		},
 	})
 }
+
+// Targets given through a variable: Terraform cannot point at the element
+// at fault, so the message names it.
+func TestAccInstallation_diagnosticsNameElementsFromVariables(t *testing.T) {
+	t.Parallel()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `
+variable "fleet" {
+  default = { eu = { type = "nope", config = "{}" }, "us[1]" = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = "{}" } }
+}
+resource "landscaper_installation" "app" {
+  name        = "app"
+  blueprint   = { filesystem = { "blueprint.yaml" = "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\n" } }
+  target_maps = { fleet = var.fleet }
+}`,
+			PlanOnly: true,
+			ExpectError: regexp.MustCompile(`(?s)target_maps\["fleet"\]\["eu"\]\.type: "nope" is not a known target type.*` +
+				`target map "fleet", key "us\[1\]"`),
+		}},
+	})
+}
