@@ -57,6 +57,9 @@ type Engine struct {
 	Slots   chan struct{}
 	Clock   Clock
 	Backoff Backoff
+	// HealthCommand runs a rollout's health command; nil means
+	// rollout.RunCommand. Tests replace it.
+	HealthCommand func(ctx context.Context, command, env []string, limit time.Duration) error
 }
 
 // New returns an engine with the real clock and default backoff.
@@ -89,10 +92,21 @@ type Run struct {
 // It always returns the complete resulting status, also when items failed
 // or ctx was cancelled, so the caller can persist the truth.
 func (e *Engine) Apply(ctx context.Context, ex Execution, prev Status, run Run) Status {
-	if PlanJob(ex, prev).Noop() {
+	if plan := PlanJob(ex, prev); plan.Noop() {
 		st := prev.Clone()
 		for n, spec := range ex.Items {
-			st.Items[n].Spec = spec
+			if !slices.Contains(plan.Hold, n) {
+				st.Items[n].Spec = spec
+			}
+		}
+		if plan.Rollouts == nil {
+			st.Rollouts = nil
+		}
+		for g, d := range plan.Rollouts {
+			if st.Rollouts[g] == nil {
+				// A rollout added to members that already run their specs.
+				st.Rollouts[g] = &RolloutStatus{State: *d.State}
+			}
 		}
 		return st
 	}
@@ -189,17 +203,34 @@ func (e *Engine) Reconcile(ctx context.Context, ex Execution, prev Status, run R
 			return st
 		}
 	}
+	j.startRollouts(plan)
 	for name, spec := range ex.Items {
 		is := st.Items[name]
 		if is == nil {
 			is = &ItemStatus{Phase: core.PhaseInit}
 			st.Items[name] = is
+		} else if plan.Rollouts != nil && ex.Groups[name] != "" {
+			continue // a member keeps the spec it runs until its stage runs
 		}
 		is.Spec = spec
 	}
 
 	j.setPhase(core.PhaseProgressing)
-	if err := j.progress(ctx, plan.Run); err != nil {
+	if plan.Rollouts != nil {
+		if err := j.rollout(ctx, ex, plan); err != nil {
+			if err.Reason == ReasonRolloutStopped {
+				// The items are fine; the rollout waits for the user.
+				err.Operation = core.OperationReconcile
+				err.Stamp(nil, j.e.Clock.Now())
+				st.LastError = err
+				st.JobIDFinished = j.id
+				j.setPhase(core.PhaseProgressing)
+				return st
+			}
+			j.fail(core.PhaseFailed, err)
+			return st
+		}
+	} else if err := j.progress(ctx, plan.Run); err != nil {
 		j.fail(core.PhaseFailed, err)
 		return st
 	}
