@@ -25,8 +25,10 @@ import (
 const executionType = "landscaper_execution"
 
 // executionSchemaVersion is bumped whenever the schema's type changes
-// (TestSchemaTypesAreVersioned holds it to that). Version 1 added targets.
-const executionSchemaVersion = 1
+// (TestSchemaTypesAreVersioned holds it to that). Version 1 added targets;
+// version 2 rollout, rollout_plan, deploy_items[*].rollout_group and
+// status.rollout (state of version 1 reads them as null).
+const executionSchemaVersion = 2
 
 // defaultOperationTimeout bounds a whole apply or destroy of one resource
 // unless `timeouts` says otherwise. Items have their own, shorter default.
@@ -98,6 +100,7 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 							"those of its last successful run. When `false`, it re-runs in every apply that runs anything. Defaults to `true`.",
 						Optional: true,
 					},
+					attrRolloutGroup: rolloutGroupAttribute(),
 					attrSensitiveExport: schema.BoolAttribute{
 						MarkdownDescription: "When `true`, the item's export appears in `sensitive_exports` instead of " +
 							"`exports`, and is masked in logs. Defaults to `false`.",
@@ -105,7 +108,9 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					},
 				}},
 			},
-			attrTargets: targetsAttribute("Targets the deploy items act on, by name"),
+			attrTargets:     targetsAttribute("Targets the deploy items act on, by name"),
+			attrRollout:     rolloutAttribute(),
+			attrRolloutPlan: rolloutPlanAttribute(),
 			"exports": schema.DynamicAttribute{
 				MarkdownDescription: "An object with one attribute per deploy item holding its export " +
 					"(null when the item exported nothing, failed, or its export is sensitive).",
@@ -130,6 +135,7 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 						Computed:            true,
 						NestedObject:        schema.NestedAttributeObject{Attributes: itemStatusAttributes()},
 					},
+					attrRollout: rolloutStatusAttribute(),
 				},
 			},
 			"timeouts": timeoutsAttribute(ctx, "execution"),
@@ -193,6 +199,7 @@ func desiredOf(v tftypes.Value) (desired, bool, problems) {
 		}
 		d.sensitive[name] = boolean(itf[attrSensitiveExport], defaultSensitiveExport)
 	}
+	ps = append(ps, rolloutOf(f, &d.exec)...)
 	return d, true, ps
 }
 
@@ -244,6 +251,7 @@ func (x *executions) validate(_ context.Context, config tftypes.Value) problems 
 		}
 	}
 	ps = append(ps, validateTimeouts(f["timeouts"])...)
+	ps = append(ps, validateRollout(f)...)
 	tgts, tgtsKnown := targetsOf(f[attrTargets])
 	ps = append(ps, validateTargets(f[attrTargets], x.deployers, tftypes.NewAttributePath().WithAttributeName(attrTargets))...)
 	ex := engine.Execution{Items: map[string]engine.ItemSpec{}}
@@ -308,6 +316,7 @@ func (x *executions) plan(_ context.Context, prior, proposed tftypes.Value, prio
 	want, known, p := desiredOf(planned)
 	ps = append(ps, p...)
 	if !known || ps.errors() {
+		f[attrRolloutPlan] = tftypes.NewValue(x.vt.rolloutPlan(), tftypes.UnknownValue)
 		return x.vt.withComputedUnknown(f), replace, ps
 	}
 	// With no prior state this plans a create, also when it replaces an
@@ -324,6 +333,9 @@ func (x *executions) plan(_ context.Context, prior, proposed tftypes.Value, prio
 	prev := saved.Status
 	job := engine.PlanJob(want.exec, prev).WithRun(slices.Sorted(maps.Keys(want.pending))...)
 	unknown := map[string]bool{}
+	if !job.Noop() {
+		f[attrRolloutPlan] = rolloutPlanValue(x.vt.rolloutPlan(), job)
+	}
 	switch {
 	case job.Noop():
 		f["status"] = x.vt.statusValue(prev)
@@ -374,6 +386,9 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 		return prior, private, ps
 	}
 	f := fields(planned)
+	if !f[attrRolloutPlan].IsKnown() {
+		f[attrRolloutPlan] = rolloutPlanValue(x.vt.rolloutPlan(), engine.PlanJob(want.exec, saved.Status))
+	}
 	op := map[bool]string{true: "create", false: "update"}[prior.IsNull()]
 	ctx, done := process.track(ctx)
 	defer done()
@@ -384,6 +399,7 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 	st := logs.redact(e.Apply(ctx, want.exec, saved.Status, engine.Run{Observe: logs.observe}))
 	if st.JobID != saved.Status.JobID {
 		ps = append(ps, itemProblems(st)...)
+		ps = append(ps, rolloutProblems(st)...)
 	}
 	f["status"] = x.vt.statusValue(st)
 	if f["exports"], f["sensitive_exports"], err = exportValues(st, slices.Sorted(maps.Keys(want.exec.Items)), want.sensitive, nil, nil); err != nil {
@@ -473,7 +489,7 @@ func itemProblems(st engine.Status) problems {
 		}
 		ps.add(itemPath(n), summary, errorDetail(is.LastError))
 	}
-	if st.LastError != nil && len(ps) == 0 {
+	if st.LastError != nil && len(ps) == 0 && !rolloutError(st.LastError) {
 		summary := "Execution " + strings.ToLower(string(st.Phase))
 		if st.Phase == core.PhaseDeleteFailed {
 			summary = "Execution could not be deleted"

@@ -145,6 +145,7 @@ func (vt valueTypes) statusValue(st engine.Status) tftypes.Value {
 		"job_id_finished": stringOrNull(st.JobIDFinished),
 		"last_error":      vt.errorValue(st.LastError),
 		attrDeployItems:   tftypes.NewValue(vt.status.AttributeTypes[attrDeployItems], items),
+		attrRollout:       rolloutStatusValue(vt.rolloutStatus(), st),
 	})
 }
 
@@ -199,6 +200,7 @@ func (vt valueTypes) plannedStatus(prev engine.Status, plan engine.Plan) tftypes
 		"job_id_finished": unknown(tftypes.String),
 		"last_error":      unknown(vt.lastError),
 		attrDeployItems:   tftypes.NewValue(vt.status.AttributeTypes[attrDeployItems], items),
+		attrRollout:       unknown(vt.rolloutStatus()),
 	})
 }
 
