@@ -399,7 +399,7 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 	st := logs.redact(e.Apply(ctx, want.exec, saved.Status, engine.Run{Observe: logs.observe}))
 	if st.JobID != saved.Status.JobID {
 		ps = append(ps, itemProblems(st)...)
-		ps = append(ps, rolloutProblems(st)...)
+		ps = append(ps, rolloutProblems(st, prior.IsNull())...)
 	}
 	f["status"] = x.vt.statusValue(st)
 	if f["exports"], f["sensitive_exports"], err = exportValues(st, slices.Sorted(maps.Keys(want.exec.Items)), want.sensitive, nil, nil); err != nil {

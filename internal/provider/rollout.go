@@ -227,6 +227,7 @@ func strategyOf(v tftypes.Value) (s *rollout.Strategy, known bool, ps problems) 
 		var err error
 		if s.Duration, err = time.ParseDuration(d); err != nil || s.Duration < 0 {
 			ps.add(rolloutPath("duration"), "Invalid rollout duration", fmt.Sprintf("%q is not a non-negative Go duration such as \"10m\"", d))
+			s.Duration = 0
 		}
 	}
 	for i, b := range stringList(f["batches"]) {
@@ -404,8 +405,11 @@ func rolloutPlanValue(t tftypes.Map, plan engine.Plan) tftypes.Value {
 
 // rolloutProblems reports every group the job left short of completion,
 // on the rollout attribute: which members run the new spec, which the
-// old, and why it stopped.
-func rolloutProblems(st engine.Status) problems {
+// old, and why it stopped. A failure is an error. A manual pause is a
+// warning: the apply did what was asked. Other stops (auto-pause, out of
+// time) are errors, except in a create: Terraform taints a resource
+// whose create fails, and its replacement would start the rollout over.
+func rolloutProblems(st engine.Status, create bool) problems {
 	var ps problems
 	for _, g := range slices.Sorted(maps.Keys(st.Rollouts)) {
 		rs := st.Rollouts[g]
@@ -431,9 +435,14 @@ func rolloutProblems(st engine.Status) problems {
 		case rollout.ReasonInterrupted:
 			summary = fmt.Sprintf("Rollout of group %q in progress", g)
 		}
-		ps.add(tftypes.NewAttributePath().WithAttributeName(attrRollout), summary, fmt.Sprintf(
-			"Phase %s (%s): %s\nNew spec (revision %s): %s\nOld spec: %s",
-			rs.Phase, rs.Reason, rs.Message, rs.Revision, orNone(newSpec), orNone(oldSpec)))
+		detail := fmt.Sprintf("Phase %s (%s): %s\nNew spec (revision %s): %s\nOld spec: %s",
+			rs.Phase, rs.Reason, rs.Message, rs.Revision, orNone(newSpec), orNone(oldSpec))
+		failed := rs.Phase == rollout.PhaseCanaryFailed || rs.Reason == rollout.ReasonBatchFailed
+		if rs.Reason == rollout.ReasonManualPause || (create && !failed) {
+			ps.warn(tftypes.NewAttributePath().WithAttributeName(attrRollout), summary, detail+"\nThe next apply goes on from here.")
+			continue
+		}
+		ps.add(tftypes.NewAttributePath().WithAttributeName(attrRollout), summary, detail)
 	}
 	return ps
 }

@@ -180,3 +180,264 @@ func TestAccExecutionRollout_canaryBatchesCompleted(t *testing.T) {
 		},
 	})
 }
+
+// priorIs checks values of landscaper_execution.app in the plan's prior
+// state: what the last (failed) apply left in state. want maps dotted
+// paths to fmt.Sprint of the value.
+func priorIs(want map[string]string) plancheck.PlanCheck {
+	return acctest.PlanFunc(func(req plancheck.CheckPlanRequest) error {
+		if req.Plan.PriorState == nil || req.Plan.PriorState.Values == nil {
+			return fmt.Errorf("no prior state")
+		}
+		for _, r := range req.Plan.PriorState.Values.RootModule.Resources {
+			if r.Address != app {
+				continue
+			}
+			for path, v := range want {
+				if got := fmt.Sprint(acctest.Dig(r.AttributeValues, strings.Split(path, ".")...)); got != v {
+					return fmt.Errorf("prior %s = %s, want %s", path, got, v)
+				}
+			}
+			return nil
+		}
+		return fmt.Errorf("%s not in prior state", app)
+	})
+}
+
+// wrapRe compiles a pattern whose spaces match any white space, since
+// Terraform wraps the lines of diagnostics.
+func wrapRe(p string) *regexp.Regexp { return regexp.MustCompile(strings.ReplaceAll(p, " ", `\s+`)) }
+
+func expectMemberRuns(t *testing.T, w *world, want ...string) {
+	t.Helper()
+	if got := orderOf(w); !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+		t.Fatalf("member runs %v, want %v", got, want)
+	}
+}
+
+func TestAccExecutionRollout_autoFailRevertsCanary(t *testing.T) {
+	w := newWorld(t)
+	body := fmt.Sprintf(`    canary    = { members = ["m0"] }
+    duration  = "600ms"
+    auto_fail = { max_restarts = 0 }
+    health    = { command = ["sh", "-c", "test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "200ms" }`, w.Dir)
+	v2 := w.rolloutConfig(4, "v2", body, "")
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: w.rolloutConfig(4, "v1", body, "")},
+			{
+				PreConfig: func() { w.Runs(); w.Flag("sick-m0") },
+				Config:    v2,
+				ExpectError: wrapRe(`(?s)Rollout of group "fleet" failed: the canary was reverted.*AutoFail.*m0 restarted 1 times.*` +
+					`canary reverted to the previous spec: m0.*New spec \(revision [0-9a-f]+\): \(none\).*Old spec: m0, m1, m2, m3`),
+			},
+			{
+				// State tells the truth: m0 runs v1 again; nothing moves
+				// while the spec and the trigger stay.
+				PreConfig: func() { expectMemberRuns(t, w, "m0", "m0") },
+				Config:    v2,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					priorIs(map[string]string{"exports.m0": "v1", "exports.m1": "v1", "status.phase": "Failed",
+						"status.rollout.fleet.phase": "CanaryFailed", "status.rollout.fleet.reason": "AutoFail",
+						"status.rollout.fleet.members.m0.new_spec": "false", "status.rollout.fleet.members.m0.restarts": "1"}),
+					rolloutPlanIs("[]", "[]", "[m0 m1 m2 m3]"),
+				}},
+				ExpectError: wrapRe(`Rollout of group "fleet" failed: the canary was reverted`),
+			},
+			{
+				// A new trigger tries the canary again; healthy now.
+				PreConfig: func() { expectMemberRuns(t, w); w.Unflag("sick-m0") },
+				Config:    w.rolloutConfig(4, "v2", body, "retry"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					rolloutPlanIs("[m0]", "[[m1 m2 m3]]", "[]"),
+				}},
+				Check: exportsAre(map[string]string{"m0": "v2", "m1": "v2", "m2": "v2", "m3": "v2"}),
+				ConfigStateChecks: append(onSpec("m0", "m1", "m2", "m3"),
+					statecheck.ExpectKnownValue(app, rolloutStatus("phase"), knownvalue.StringExact("Completed"))),
+			},
+		},
+	})
+}
+
+func TestAccExecutionRollout_failingCanaryMemberFailsApply(t *testing.T) {
+	w := newWorld(t)
+	body := `    canary = { count = 1 }`
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: w.rolloutConfig(4, "v1", body, "")},
+			{
+				PreConfig:   func() { w.Runs(); w.Flag("fail-m0-RECONCILE") },
+				Config:      w.rolloutConfig(4, "v2", body, ""),
+				ExpectError: wrapRe(`(?s)Rollout of group "fleet" failed.*CanaryMemberFailed.*m0 failed:.*exit code 3.*Old spec: m0, m1, m2, m3`),
+			},
+			{
+				// The revert of m0 failed too (its flag stays): the state
+				// says m0 failed, the rest never moved.
+				PreConfig: func() { expectMemberRuns(t, w, "m0", "m0") },
+				Config:    w.rolloutConfig(4, "v2", body, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					priorIs(map[string]string{"exports.m1": "v1", "status.rollout.fleet.phase": "CanaryFailed",
+						"status.deploy_items.m0.phase": "Failed", "status.deploy_items.m1.phase": "Succeeded"}),
+					rolloutPlanIs("[]", "[]", "[m0 m1 m2 m3]"),
+				}},
+				ExpectError: wrapRe(`Rollout of group "fleet" failed`),
+			},
+		},
+	})
+}
+
+func TestAccExecutionRollout_autoPauseResumable(t *testing.T) {
+	w := newWorld(t)
+	body := fmt.Sprintf(`    canary     = { percent = 10 }
+    duration   = "2s"
+    auto_pause = { max_restarts = 1 }
+    auto_fail  = { max_restarts = 50 }
+    health     = { command = ["sh", "-c", "test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "100ms" }`, w.Dir)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				// A create that pauses warns (an error would taint it).
+				PreConfig:          func() { w.Flag("sick-m0") },
+				Config:             w.rolloutConfig(4, "v1", body, ""),
+				ExpectNonEmptyPlan: true,
+				ConfigStateChecks: append(onSpec("m0"),
+					statecheck.ExpectKnownValue(app, rolloutStatus("phase"), knownvalue.StringExact("CanaryPaused")),
+					statecheck.ExpectKnownValue(app, rolloutStatus("reason"), knownvalue.StringExact("AutoPause")),
+					statecheck.ExpectKnownValue(app, rolloutStatus("members", "m0", "restarts"), knownvalue.Int64Exact(2))),
+			},
+			{
+				// Still paused while the trigger stays, and now an error;
+				// the canary keeps v1 (its first spec), the rest never ran.
+				PreConfig: func() { expectMemberRuns(t, w, "m0"); w.Unflag("sick-m0") },
+				Config:    w.rolloutConfig(4, "v1", body, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					priorIs(map[string]string{"exports.m0": "v1", "status.rollout.fleet.phase": "CanaryPaused",
+						"status.deploy_items.m1.phase": "Init", "status.phase": "Progressing"}),
+					rolloutPlanIs("[]", "[]", "[m1 m2 m3]"),
+				}},
+				ExpectError: wrapRe(`Rollout of group "fleet" paused: the canary restarted too often`),
+			},
+			{
+				// A new trigger lifts the pause: the canary bakes again.
+				PreConfig: func() { expectMemberRuns(t, w) },
+				Config:    w.rolloutConfig(4, "v1", body, "resume"),
+				Check: resource.ComposeTestCheckFunc(
+					exportsAre(map[string]string{"m0": "v1", "m1": "v1", "m2": "v1", "m3": "v1"}),
+					resource.TestCheckResourceAttr(app, "status.phase", "Succeeded"),
+				),
+				ConfigStateChecks: append(onSpec("m0", "m1", "m2", "m3"),
+					statecheck.ExpectKnownValue(app, rolloutStatus("phase"), knownvalue.StringExact("Completed"))),
+			},
+		},
+	})
+}
+
+func TestAccExecutionRollout_manualPauseBetweenBatches(t *testing.T) {
+	w := newWorld(t)
+	body := func(paused bool) string {
+		return fmt.Sprintf(`    canary  = { count = 1 }
+    batches = ["50%%", "100%%"]
+    paused  = %v`, paused)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				// A manual pause warns: the apply did what was asked.
+				Config: w.rolloutConfig(4, "v1", body(true), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					rolloutPlanIs("[m0]", "[]", "[m1 m2 m3]"),
+				}},
+				ExpectNonEmptyPlan: true,
+				ConfigStateChecks: append(onSpec("m0"),
+					statecheck.ExpectKnownValue(app, rolloutStatus("message"), knownvalue.StringExact("paused by hand (paused = true) after the canary"))),
+			},
+			{
+				PreConfig: func() { expectMemberRuns(t, w, "m0") },
+				Config:    w.rolloutConfig(4, "v1", body(true), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					priorIs(map[string]string{"status.rollout.fleet.phase": "CanaryPaused", "status.rollout.fleet.reason": "ManualPause"}),
+					rolloutPlanIs("[]", "[[m1 m2]]", "[m3]"),
+				}},
+				ExpectNonEmptyPlan: true,
+				ConfigStateChecks: append(onSpec("m0", "m1", "m2"),
+					statecheck.ExpectKnownValue(app, rolloutStatus("phase"), knownvalue.StringExact("RollingOut")),
+					statecheck.ExpectKnownValue(app, rolloutStatus("message"), knownvalue.StringExact("paused by hand (paused = true) after batch 1"))),
+			},
+			{
+				PreConfig: func() { expectMemberRuns(t, w, "m1", "m2") },
+				Config:    w.rolloutConfig(4, "v1", body(false), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					priorIs(map[string]string{"status.rollout.fleet.phase": "RollingOut"}),
+					rolloutPlanIs("[]", "[[m3]]", "[]"),
+				}, PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check: func(*terraform.State) error {
+					if got := orderOf(w); !slices.Equal(got, []string{"m3"}) {
+						return fmt.Errorf("member runs %v, want [m3]", got)
+					}
+					return nil
+				},
+				ConfigStateChecks: append(onSpec("m0", "m1", "m2", "m3"),
+					statecheck.ExpectKnownValue(app, rolloutStatus("phase"), knownvalue.StringExact("Completed"))),
+			},
+		},
+	})
+}
+
+func TestAccExecutionRollout_newSpecDuringPause(t *testing.T) {
+	w := newWorld(t)
+	body := func(paused bool) string {
+		return fmt.Sprintf(`    canary = { members = ["m3"] }
+    paused = %v`, paused)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: w.rolloutConfig(4, "v1", body(false), "")},
+			{
+				Config:             w.rolloutConfig(4, "v2", body(true), ""),
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				// v3 while v2 is paused at the canary: a new canary, v3.
+				PreConfig: func() { w.Runs() },
+				Config:    w.rolloutConfig(4, "v3", body(true), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					priorIs(map[string]string{"exports.m3": "v2", "exports.m0": "v1", "status.rollout.fleet.phase": "CanaryPaused"}),
+					rolloutPlanIs("[m3]", "[]", "[m0 m1 m2]"),
+				}},
+				ExpectNonEmptyPlan: true,
+				ConfigStateChecks: append(onSpec("m3"),
+					statecheck.ExpectKnownValue(app, rolloutStatus("phase"), knownvalue.StringExact("CanaryPaused"))),
+			},
+			{
+				PreConfig: func() { expectMemberRuns(t, w, "m3") },
+				Config:    w.rolloutConfig(4, "v3", body(false), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					priorIs(map[string]string{"exports.m3": "v3", "exports.m0": "v1"}),
+					rolloutPlanIs("[]", "[[m0 m1 m2]]", "[]"),
+				}},
+				Check: exportsAre(map[string]string{"m0": "v3", "m1": "v3", "m2": "v3", "m3": "v3"}),
+			},
+		},
+	})
+}
+
+func TestAccExecutionRollout_planTimeValidation(t *testing.T) {
+	w := newWorld(t)
+	var steps []resource.TestStep
+	for body, want := range map[string]string{
+		`canary = { percent = 120 }`:                            `120 is not a percentage`,
+		`canary = { members = ["m9"] }`:                         `"m9" is not a deploy item with a rollout_group; members: m0, m1`,
+		"canary = { count = 1 }\n batches = [\"25%\", \"50%\"]": `the last batch must be "100%"`,
+		`batches = ["quarter", "100%"]`:                         `"quarter" is neither a percentage`,
+		`duration = "soon"`:                                     `"soon" is not a non-negative Go duration`,
+		`canary = { count = 1, percent = 5 }`:                   `set exactly one of members, count and percent`,
+	} {
+		steps = append(steps, resource.TestStep{Config: w.rolloutConfig(2, "v1", body, ""), PlanOnly: true, ExpectError: wrapRe(want)})
+	}
+	resource.ParallelTest(t, resource.TestCase{ProtoV6ProviderFactories: protoV6ProviderFactories, Steps: steps})
+}

@@ -193,6 +193,13 @@ func (vt valueTypes) plannedStatus(prev engine.Status, plan engine.Plan) tftypes
 	for _, n := range plan.Skip {
 		items[n] = vt.itemStatusValue(prev.Items[n])
 	}
+	for _, n := range plan.Hold { // a rollout leaves them as they are
+		if is := prev.Items[n]; is != nil {
+			items[n] = vt.itemStatusValue(is)
+		} else {
+			items[n] = tftypes.NewValue(vt.itemStatus, tftypes.UnknownValue)
+		}
+	}
 	unknown := func(t tftypes.Type) tftypes.Value { return tftypes.NewValue(t, tftypes.UnknownValue) }
 	return tftypes.NewValue(vt.status, map[string]tftypes.Value{
 		"phase":           unknown(tftypes.String),
