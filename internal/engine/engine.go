@@ -93,24 +93,39 @@ type Run struct {
 // or ctx was cancelled, so the caller can persist the truth.
 func (e *Engine) Apply(ctx context.Context, ex Execution, prev Status, run Run) Status {
 	if plan := PlanJob(ex, prev); plan.Noop() {
-		st := prev.Clone()
-		for n, spec := range ex.Items {
-			if !slices.Contains(plan.Hold, n) {
-				st.Items[n].Spec = spec
-			}
-		}
-		if plan.Rollouts == nil {
-			st.Rollouts = nil
-		}
-		for g, d := range plan.Rollouts {
-			if st.Rollouts[g] == nil {
-				// A rollout added to members that already run their specs.
-				st.Rollouts[g] = &RolloutStatus{State: *d.State}
-			}
-		}
-		return st
+		return Settle(ex, prev, plan)
 	}
 	return e.Reconcile(ctx, ex, prev, run)
+}
+
+// Settle is the status an apply leaves when plan starts no job: the
+// recorded specs follow ex (an edge or a timeout changed), and rollouts
+// follow the configuration (removed, or added to members that already
+// run their specs). Plans show it, so it is one function.
+func Settle(ex Execution, prev Status, plan Plan) Status {
+	st := prev.Clone()
+	for n, spec := range ex.Items {
+		if !slices.Contains(plan.Hold, n) {
+			st.Items[n].Spec = spec
+		}
+	}
+	if plan.Rollouts == nil {
+		st.Rollouts = nil
+	}
+	for g, d := range plan.Rollouts {
+		if st.Rollouts == nil {
+			st.Rollouts = map[string]*RolloutStatus{}
+		}
+		if st.Rollouts[g] == nil {
+			st.Rollouts[g] = &RolloutStatus{State: *d.State}
+		}
+	}
+	for g := range st.Rollouts {
+		if _, ok := plan.Rollouts[g]; !ok {
+			delete(st.Rollouts, g)
+		}
+	}
+	return st
 }
 
 // Destroy runs a delete job: every item is deleted after all items that

@@ -405,3 +405,93 @@ func BenchmarkRollout50(b *testing.B) {
 		})
 	}
 }
+
+// Ctrl-C in the middle of a batch: the members that finished keep the new
+// spec, the interrupted one records its interruption, and the next apply
+// runs only what the batch has left.
+func TestRolloutInterruptedBatchResumes(t *testing.T) {
+	h := newHarness(0)
+	g := newGate()
+	s := &rollout.Strategy{CanaryCount: 1, Batches: []rollout.Step{{Count: 1}, {Percent: 100}}}
+	ex := fleet(4, "", s)
+	ex.Items["m2"] = item(fmt.Sprintf(`{"gate":%q}`, g))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for started := range h.d.started {
+			if started == "Reconcile:m2" {
+				cancel()
+				return
+			}
+		}
+	}()
+	st := h.e.Apply(ctx, ex, Status{}, h.run("job-1"))
+	rs := st.Rollouts["fleet"]
+	if st.Phase != core.PhaseFailed || st.LastError.Reason != core.ReasonInterruptOperation || rs.Phase != rollout.PhaseRollingOut ||
+		rs.Reason != rollout.ReasonInterrupted {
+		t.Fatalf("%s %+v %+v", st.Phase, st.LastError, rs.State)
+	}
+	if !rs.Members["m0"].New || !rs.Members["m1"].New || rs.Members["m2"].New || st.Items["m2"].Phase != core.PhaseFailed {
+		t.Errorf("members %+v, m2 %s", rs.Members, st.Items["m2"].Phase)
+	}
+	close(gate(g))
+	n := len(h.d.callList())
+	p := PlanJob(ex, st)
+	st2 := h.e.Apply(context.Background(), ex, st, h.run("job-2"))
+	got := h.d.reconciledSince(n)
+	slices.Sort(got)
+	want := slices.DeleteFunc([]string{"m2", "m3"}, func(m string) bool { return st.Items[m].Phase == core.PhaseSucceeded })
+	if !st2.Succeeded() || st2.Rollouts["fleet"].Phase != rollout.PhaseCompleted || !slices.Equal(got, want) {
+		t.Errorf("resume ran %v (want %v, planned %v): %s %+v", got, want, p.Run, st2.Phase, st2.Rollouts["fleet"].State)
+	}
+}
+
+// instantClock lets a bake pass at once: every wait moves time on.
+type instantClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *instantClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *instantClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	ch := make(chan time.Time, 1)
+	ch <- c.now
+	c.mu.Unlock()
+	return ch
+}
+
+func (c *instantClock) AfterFunc(time.Duration, func()) func() bool {
+	return func() bool { return true }
+}
+
+// BenchmarkRolloutBake50 is BenchmarkRollout50 with a 10m bake and a
+// health check every 10s, on a clock that lets the bake pass at once: the
+// engine's own cost of baking (61 rounds of health checks, no command).
+func BenchmarkRolloutBake50(b *testing.B) {
+	reg := deployer.NewRegistry()
+	reg.Register(mock.New(), "mock")
+	e := New(reg, 10)
+	e.Clock = &instantClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ex := Execution{Name: "bench", Items: map[string]ItemSpec{}, Groups: map[string]string{},
+		Rollout: &rollout.Strategy{CanaryCount: 2, Duration: 10 * time.Minute, Batches: []rollout.Step{{Percent: 25}, {Percent: 50}, {Percent: 100}},
+			AutoFail: intp(0), Health: rollout.Health{Interval: 10 * time.Second}}}
+	for i := range 50 {
+		m := fmt.Sprintf("cluster-%02d", i)
+		ex.Items[m] = ItemSpec{Type: "mock", Config: json.RawMessage(`{"export":"v1"}`), Timeout: DefaultTimeout, UpdateOnChangeOnly: true}
+		ex.Groups[m] = "fleet"
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		st := e.Apply(context.Background(), ex, Status{}, Run{JobID: "job"})
+		if !st.Succeeded() || st.Rollouts["fleet"].Phase != rollout.PhaseCompleted {
+			b.Fatalf("phase %s: %v", st.Phase, st.LastError)
+		}
+	}
+}

@@ -338,7 +338,10 @@ func (x *executions) plan(_ context.Context, prior, proposed tftypes.Value, prio
 	}
 	switch {
 	case job.Noop():
-		f["status"] = x.vt.statusValue(prev)
+		f["status"] = x.vt.statusValue(engine.Settle(want.exec, prev, job))
+		if want.exec.Rollout == nil {
+			f[attrRolloutPlan] = tftypes.NewValue(x.vt.rolloutPlan(), nil)
+		}
 	case len(job.Skip) == 0 && len(job.Delete) == 0 && len(job.Drop) == 0:
 		// Everything runs and nothing leaves (a create, typically): no
 		// part of status or exports is known, so say so in one value

@@ -34,7 +34,10 @@ func (w *world) rolloutConfig(n int, version, rolloutBody, trigger string) strin
 	if trigger != "" {
 		fmt.Fprintf(&b, "  reconcile_trigger = %q\n", trigger)
 	}
-	fmt.Fprintf(&b, "  rollout = {\n%s\n  }\n  deploy_items = {\n", rolloutBody)
+	if rolloutBody != "" {
+		fmt.Fprintf(&b, "  rollout = {\n%s\n  }\n", rolloutBody)
+	}
+	b.WriteString("  deploy_items = {\n")
 	for _, k := range slices.Sorted(maps.Keys(items)) {
 		fmt.Fprintf(&b, "    %q = %s\n", k, items[k])
 	}
@@ -170,12 +173,28 @@ func TestAccExecutionRollout_canaryBatchesCompleted(t *testing.T) {
 				),
 				ConfigStateChecks: append(onSpec("m0", "m1", "m2", "m3"),
 					statecheck.ExpectKnownValue(app, rolloutStatus("phase"), knownvalue.StringExact("Completed")),
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("rollout_plan").AtMapKey("fleet").AtMapKey("bake"), knownvalue.Bool(true)),
 					statecheck.ExpectKnownValue(app, rolloutStatus("conditions"), knownvalue.ListPartial(map[int]knownvalue.Check{
 						0: knownvalue.ObjectPartial(map[string]knownvalue.Check{"type": knownvalue.StringExact("Canary"), "status": knownvalue.StringExact("False"),
 							"reason": knownvalue.StringExact("CanaryHealthy"), "last_transition_time": knownvalue.NotNull()}),
 						3: knownvalue.ObjectPartial(map[string]knownvalue.Check{"type": knownvalue.StringExact("Completed"), "status": knownvalue.StringExact("True")}),
 					})),
 				),
+			},
+			{
+				// Without rollout, nothing runs and the rollout leaves the state.
+				PreConfig: func() { w.Runs() },
+				Config:    w.rolloutConfig(4, "v2", "", ""),
+				Check: func(*terraform.State) error {
+					if got := w.Runs(); len(got) != 0 {
+						return fmt.Errorf("removing rollout ran %v", got)
+					}
+					return nil
+				},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("status").AtMapKey("rollout"), knownvalue.Null()),
+					statecheck.ExpectKnownValue(app, tfjsonpath.New("rollout_plan"), knownvalue.Null()),
+				},
 			},
 		},
 	})
