@@ -275,6 +275,7 @@ func (j *job) stop(gr *groupRun, phase rollout.Phase, reason, msg string) {
 	switch reason {
 	case rollout.ReasonCanaryFailed, rollout.ReasonAutoFail:
 		rs.SetCondition(now, rollout.ConditionCanaryFailed, "True", reason, msg)
+		rs.SetCondition(now, rollout.ConditionCanary, "False", reason, "the canary was reverted")
 	case rollout.ReasonAutoPause:
 		rs.SetCondition(now, rollout.ConditionCanaryPaused, "True", reason, msg)
 	case rollout.ReasonManualPause:
@@ -323,10 +324,11 @@ func (j *job) bake(ctx context.Context, ex Execution, groups []*groupRun, round 
 			rs.BakeStart = clock.Now()
 			rs.RestartBase, rs.HealthFailures = map[string]int{}, map[string]int{}
 			for _, m := range gr.d.Stages[round].Members {
-				if h, ok := j.deployerHealth(ctx, m); ok {
+				if h, ok := j.deployerHealth(ctx, m); ok && rs.Rebake {
 					rs.RestartBase[m] = h.Restarts
 				}
 			}
+			rs.Rebake = false
 		}
 		rs.Phase = rollout.PhaseCanary
 		rs.SetCondition(clock.Now(), rollout.ConditionCanary, "True", "Baking",
@@ -339,10 +341,14 @@ func (j *job) bake(ctx context.Context, ex Execution, groups []*groupRun, round 
 		left = slices.DeleteFunc(left, func(gr *groupRun) bool {
 			rs := gr.rs
 			worst, who, why := 0, "", ""
+			var unready []string
 			for _, m := range gr.d.Stages[round].Members {
-				n, msg := j.memberRestarts(ctx, ex, gr, m)
+				n, msg, ready := j.memberRestarts(ctx, ex, gr, m)
 				if n > worst || who == "" {
 					worst, who, why = n, m, msg
+				}
+				if !ready {
+					unready = append(unready, m+msg)
 				}
 			}
 			if verdict := s.Judge(worst); verdict != "" {
@@ -357,6 +363,13 @@ func (j *job) bake(ctx context.Context, ex Execution, groups []*groupRun, round 
 			}
 			end := rs.BakeStart.Add(s.Duration)
 			if !now.Before(end) {
+				if len(unready) > 0 {
+					// A canary whose pods are not ready when the bake ends
+					// is not promoted.
+					j.stop(gr, rollout.PhaseCanaryPaused, rollout.ReasonAutoPause,
+						"canary not ready at the end of the bake: "+strings.Join(unready, "; "))
+					return true
+				}
 				j.stageDone(ex, gr, gr.d.Stages[round])
 				return true
 			}
@@ -379,7 +392,7 @@ func (j *job) bake(ctx context.Context, ex Execution, groups []*groupRun, round 
 
 // memberRestarts counts a canary member's restarts since the bake began:
 // its deployer's count (Kubernetes pods) and failed health commands.
-func (j *job) memberRestarts(ctx context.Context, ex Execution, gr *groupRun, m string) (int, string) {
+func (j *job) memberRestarts(ctx context.Context, ex Execution, gr *groupRun, m string) (int, string, bool) {
 	rs := gr.rs
 	ms := rs.Members[m]
 	if ms == nil {
@@ -388,8 +401,10 @@ func (j *job) memberRestarts(ctx context.Context, ex Execution, gr *groupRun, m 
 	}
 	why := ""
 	n := 0
+	ready := true
 	if h, ok := j.deployerHealth(ctx, m); ok {
 		n = max(0, h.Restarts-rs.RestartBase[m])
+		ready = h.Ready
 		if h.Message != "" {
 			why = ": " + h.Message
 		}
@@ -417,7 +432,7 @@ func (j *job) memberRestarts(ctx context.Context, ex Execution, gr *groupRun, m 
 		n += rs.HealthFailures[m]
 	}
 	ms.Restarts = n
-	return n, why
+	return n, why, ready
 }
 
 // deployerHealth asks a member's deployer about its workloads, if it can tell.

@@ -495,3 +495,68 @@ func BenchmarkRolloutBake50(b *testing.B) {
 		}
 	}
 }
+
+// podDeployer is the fake deployer with pods: Health reports the restarts
+// and readiness a test sets per item.
+type podDeployer struct {
+	*fakeDeployer
+	mu       sync.Mutex
+	restarts map[string]int
+	unready  map[string]bool
+}
+
+func (p *podDeployer) Health(_ context.Context, req deployer.Request) (deployer.Health, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return deployer.Health{Restarts: p.restarts[req.Item], Ready: !p.unready[req.Item], Message: "pod of " + req.Item}, nil
+}
+
+func (p *podDeployer) setM0(restarts int, unready bool) {
+	const item = "m0"
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.restarts[item], p.unready[item] = restarts, unready
+}
+
+func TestRolloutJudgesPodsOfKubernetesLikeItems(t *testing.T) {
+	h := newHarness(0)
+	pd := &podDeployer{fakeDeployer: h.d, restarts: map[string]int{}, unready: map[string]bool{}}
+	h.e.Deployers.Register(pd, "fake") // the same fake, with Health
+	h.autoAdvance(t)
+	s := &rollout.Strategy{CanaryCount: 1, Duration: 5 * time.Minute, AutoPause: intp(1), AutoFail: intp(3)}
+
+	// Restarts the pods had before the bake began count: they are the
+	// canary's new pods. 2 > auto_pause's 1, not > auto_fail's 3.
+	pd.setM0(2, false)
+	ex := fleet(3, "", s)
+	st := h.e.Apply(context.Background(), ex, Status{}, h.run("job-1"))
+	rs := st.Rollouts["fleet"]
+	if rs.Phase != rollout.PhaseCanaryPaused || rs.Reason != rollout.ReasonAutoPause || !strings.Contains(rs.Message, "restarted 2 times during the bake: pod of m0") {
+		t.Fatalf("%+v", rs.State)
+	}
+	// Lifted by a new trigger, the bake counts from the 4 restarts seen
+	// now: none more, so the rollout completes.
+	pd.setM0(4, false)
+	ex.ReconcileTrigger = "go"
+	st = h.e.Apply(context.Background(), ex, st, h.run("job-2"))
+	if rs := st.Rollouts["fleet"]; rs.Phase != rollout.PhaseCompleted || rs.Members["m0"].Restarts != 0 {
+		t.Fatalf("rebaked: %+v %+v", rs.State, rs.Members["m0"])
+	}
+	// A new spec whose canary is not ready at the end of the bake:
+	// paused, not promoted.
+	pd.setM0(0, true)
+	v2 := fleet(3, `{"export":"v2"}`, s)
+	st = h.e.Apply(context.Background(), v2, st, h.run("job-3"))
+	if rs := st.Rollouts["fleet"]; rs.Phase != rollout.PhaseCanaryPaused || !strings.Contains(rs.Message, "not ready at the end of the bake: m0: pod of m0") {
+		t.Fatalf("unready: %+v", rs.State)
+	}
+	// Another spec, crash-looping past auto_fail: the canary goes back to
+	// what it ran when this rollout began (v2).
+	pd.setM0(9, false)
+	v3 := fleet(3, `{"export":"v3"}`, s)
+	st = h.e.Apply(context.Background(), v3, st, h.run("job-4"))
+	if rs := st.Rollouts["fleet"]; rs.Phase != rollout.PhaseCanaryFailed || !strings.Contains(rs.Message, "restarted 9 times") ||
+		string(st.Items["m0"].Export) != `"v2"` || len(st.Items["m1"].Export) != 0 {
+		t.Fatalf("auto-fail: %+v m0 %s m1 %s", rs.State, st.Items["m0"].Export, st.Items["m1"].Export)
+	}
+}

@@ -229,8 +229,12 @@ type State struct {
 	Members    map[string]*MemberStatus `json:"members,omitempty"`
 	Conditions []Condition              `json:"conditions,omitempty"`
 	// RestartBase is each member's restart count reported by its deployer
-	// when the bake (re)started; later counts are relative to it.
+	// when a bake resumed after an auto-pause (Rebake); counts are relative
+	// to it. A first bake counts from zero: the canary's pods are new.
 	RestartBase map[string]int `json:"restartBase,omitempty"`
+	// Rebake is set when an auto-pause was lifted: the bake counts
+	// restarts from what they are when it starts again, not from zero.
+	Rebake bool `json:"rebake,omitempty"`
 	// HealthFailures counts each member's failed health commands during
 	// the bake.
 	HealthFailures map[string]int `json:"healthFailures,omitempty"`
@@ -346,7 +350,7 @@ func Decide(s Strategy, prev *State, members []Member, revision, trigger string)
 	}
 	if st.Reason == ReasonAutoPause {
 		// Lifted: the canary bakes again, restarts counted afresh.
-		st.Baked, st.BakeStart = false, time.Time{}
+		st.Baked, st.BakeStart, st.Rebake = false, time.Time{}, true
 	}
 	if st.Reason == ReasonAutoFail || st.Reason == ReasonCanaryFailed || st.Reason == ReasonAutoPause {
 		st.Reason, st.Message = "", ""
