@@ -35,6 +35,9 @@ func Health(ctx context.Context, cl *target.Cluster, st State) (PodHealth, error
 	h := PodHealth{Ready: true}
 	pods := 0
 	look := func(p *corev1.Pod) {
+		if p.DeletionTimestamp != nil {
+			return // on its way out: no longer part of the workload
+		}
 		pods++
 		for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
 			if int(cs.RestartCount) > h.Restarts {
