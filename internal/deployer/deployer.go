@@ -143,6 +143,24 @@ type ObjectChange struct {
 	Summary string
 }
 
+// HealthChecker is implemented by deployers whose items run workloads
+// that can crash after a successful Reconcile (pods of a Kubernetes
+// item). A rollout asks it during the canary's bake.
+type HealthChecker interface {
+	// Health reports the item's workloads as they are now. req.Operation
+	// is Reconcile; State is what the last Reconcile returned.
+	Health(ctx context.Context, req Request) (Health, error)
+}
+
+// Health is what a HealthChecker saw: restarts counted as the
+// ExtendedDaemonSet counts them (the highest restart count of a container
+// of any of the item's pods), and whether every pod is ready.
+type Health struct {
+	Restarts int
+	Ready    bool
+	Message  string
+}
+
 // Registry maps type strings to deployers, and target type strings to
 // the checks of their configs.
 type Registry struct {

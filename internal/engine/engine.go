@@ -57,6 +57,9 @@ type Engine struct {
 	Slots   chan struct{}
 	Clock   Clock
 	Backoff Backoff
+	// HealthCommand runs a rollout's health command; nil means
+	// rollout.RunCommand. Tests replace it.
+	HealthCommand func(ctx context.Context, command, env []string, limit time.Duration) error
 }
 
 // New returns an engine with the real clock and default backoff.
@@ -89,14 +92,40 @@ type Run struct {
 // It always returns the complete resulting status, also when items failed
 // or ctx was cancelled, so the caller can persist the truth.
 func (e *Engine) Apply(ctx context.Context, ex Execution, prev Status, run Run) Status {
-	if PlanJob(ex, prev).Noop() {
-		st := prev.Clone()
-		for n, spec := range ex.Items {
-			st.Items[n].Spec = spec
-		}
-		return st
+	if plan := PlanJob(ex, prev); plan.Noop() {
+		return Settle(ex, prev, plan)
 	}
 	return e.Reconcile(ctx, ex, prev, run)
+}
+
+// Settle is the status an apply leaves when plan starts no job: the
+// recorded specs follow ex (an edge or a timeout changed), and rollouts
+// follow the configuration (removed, or added to members that already
+// run their specs). Plans show it, so it is one function.
+func Settle(ex Execution, prev Status, plan Plan) Status {
+	st := prev.Clone()
+	for n, spec := range ex.Items {
+		if !slices.Contains(plan.Hold, n) {
+			st.Items[n].Spec = spec
+		}
+	}
+	if plan.Rollouts == nil {
+		st.Rollouts = nil
+	}
+	for g, d := range plan.Rollouts {
+		if st.Rollouts == nil {
+			st.Rollouts = map[string]*RolloutStatus{}
+		}
+		if st.Rollouts[g] == nil {
+			st.Rollouts[g] = &RolloutStatus{State: *d.State}
+		}
+	}
+	for g := range st.Rollouts {
+		if _, ok := plan.Rollouts[g]; !ok {
+			delete(st.Rollouts, g)
+		}
+	}
+	return st
 }
 
 // Destroy runs a delete job: every item is deleted after all items that
@@ -189,17 +218,34 @@ func (e *Engine) Reconcile(ctx context.Context, ex Execution, prev Status, run R
 			return st
 		}
 	}
+	j.startRollouts(plan)
 	for name, spec := range ex.Items {
 		is := st.Items[name]
 		if is == nil {
 			is = &ItemStatus{Phase: core.PhaseInit}
 			st.Items[name] = is
+		} else if plan.Rollouts != nil && ex.Groups[name] != "" {
+			continue // a member keeps the spec it runs until its stage runs
 		}
 		is.Spec = spec
 	}
 
 	j.setPhase(core.PhaseProgressing)
-	if err := j.progress(ctx, plan.Run); err != nil {
+	if plan.Rollouts != nil {
+		if err := j.rollout(ctx, ex, plan); err != nil {
+			if err.Reason == ReasonRolloutStopped {
+				// The items are fine; the rollout waits for the user.
+				err.Operation = core.OperationReconcile
+				err.Stamp(nil, j.e.Clock.Now())
+				st.LastError = err
+				st.JobIDFinished = j.id
+				j.setPhase(core.PhaseProgressing)
+				return st
+			}
+			j.fail(core.PhaseFailed, err)
+			return st
+		}
+	} else if err := j.progress(ctx, plan.Run); err != nil {
 		j.fail(core.PhaseFailed, err)
 		return st
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/rollout"
 
 	"maps"
 	"slices"
@@ -22,6 +23,13 @@ type Plan struct {
 	// Drop lists orphans that no deployer ever worked on; they are
 	// forgotten without a deployer call.
 	Drop []string
+	// Hold lists members of rollout groups whose spec changed but which
+	// the rollout does not move in this job (paused, failed, or later
+	// batches of a paused rollout); they keep what they run.
+	Hold []string
+	// Rollouts is each group's rollout decision: the stages this job may
+	// run (canary, batches), in order.
+	Rollouts map[string]rollout.Decision
 	// Job is true when applying starts a new job. A job that did not finish
 	// cleanly is resumed even when every item is individually fine: an
 	// object keeps progressing until it is done.
@@ -63,10 +71,15 @@ func (p Plan) Noop() bool { return !p.Job }
 func PlanJob(ex Execution, st Status) Plan {
 	var p Plan
 	var always []string
+	var held map[string]bool
+	var baking bool
+	p.Rollouts, held, baking = planRollouts(ex, st)
 	for _, name := range slices.Sorted(maps.Keys(ex.Items)) {
 		spec := ex.Items[name]
 		is := st.Items[name]
 		switch {
+		case held[name]:
+			p.Hold = append(p.Hold, name)
 		case is == nil || is.Phase != core.PhaseSucceeded || is.AppliedHash != spec.Hash() || is.Drift != "" ||
 			is.AppliedTrigger != ex.ReconcileTrigger:
 			p.Run = append(p.Run, name)
@@ -86,7 +99,7 @@ func PlanJob(ex Execution, st Status) Plan {
 			p.Drop = append(p.Drop, name)
 		}
 	}
-	p.Job = len(p.Run) > 0 || len(p.Delete) > 0 || len(p.Drop) > 0 || !st.Succeeded()
+	p.Job = len(p.Run) > 0 || len(p.Delete) > 0 || len(p.Drop) > 0 || !st.Succeeded() || baking
 	if p.Job {
 		p.Run = append(p.Run, always...)
 		sort.Strings(p.Run)

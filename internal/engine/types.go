@@ -14,10 +14,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/rollout"
 )
 
 // ItemSpec is the desired state of one deploy item.
@@ -93,6 +96,11 @@ type Execution struct {
 	// hash or UpdateOnChangeOnly say. It plays the part of Landscaper's
 	// reconcile annotation, which starts a job that re-runs every item.
 	ReconcileTrigger string
+	// Groups puts items into rollout groups (item name -> group name);
+	// Rollout is the strategy every group follows. Both nil: no rollout,
+	// every item runs as soon as its dependencies allow.
+	Groups  map[string]string
+	Rollout *rollout.Strategy
 }
 
 // ItemStatus is what is known about one deploy item. Only the item's
@@ -136,6 +144,32 @@ type Status struct {
 	JobIDFinished string                 `json:"jobIDFinished,omitempty"`
 	LastError     *core.Error            `json:"lastError,omitempty"`
 	Items         map[string]*ItemStatus `json:"items,omitempty"`
+	// Rollouts is the rollout of each group, by group name.
+	Rollouts map[string]*RolloutStatus `json:"rollouts,omitempty"`
+}
+
+// RolloutStatus is one group's rollout: its decision state, the job that
+// last moved it, and the specs its canary members ran before the
+// rollout, to revert them to on auto-fail.
+type RolloutStatus struct {
+	rollout.State
+	JobID    string              `json:"jobID,omitempty"`
+	Previous map[string]ItemSpec `json:"previous,omitempty"`
+}
+
+func (r *RolloutStatus) clone() *RolloutStatus {
+	c := *r
+	c.Canary = slices.Clone(r.Canary)
+	c.Conditions = slices.Clone(r.Conditions)
+	c.Members = make(map[string]*rollout.MemberStatus, len(r.Members))
+	for k, v := range r.Members {
+		m := *v
+		c.Members[k] = &m
+	}
+	c.RestartBase = maps.Clone(r.RestartBase)
+	c.HealthFailures = maps.Clone(r.HealthFailures)
+	c.Previous = maps.Clone(r.Previous)
+	return &c
 }
 
 // Succeeded reports whether the last job ran to its end with success.
@@ -160,6 +194,12 @@ func (s Status) Clone() Status {
 	for k, v := range s.Items {
 		c := *v
 		out.Items[k] = &c
+	}
+	if s.Rollouts != nil {
+		out.Rollouts = make(map[string]*RolloutStatus, len(s.Rollouts))
+		for k, v := range s.Rollouts {
+			out.Rollouts[k] = v.clone()
+		}
 	}
 	return out
 }

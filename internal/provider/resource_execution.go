@@ -26,7 +26,10 @@ import (
 const executionType = "landscaper_execution"
 
 // executionSchemaVersion is bumped whenever the schema's type changes
-// (TestSchemaTypesAreVersioned holds it to that). Version 1 added targets.
+// (TestSchemaTypesAreVersioned holds it to that). Version 1 added targets;
+// version 2 rollout, rollout_plan, deploy_items[*].rollout_group,
+// status.rollout, plan_cluster_changes and cluster_changes (state of
+// version 1 reads them as null).
 const executionSchemaVersion = 2
 
 // defaultOperationTimeout bounds a whole apply or destroy of one resource
@@ -99,6 +102,7 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 							"those of its last successful run. When `false`, it re-runs in every apply that runs anything. Defaults to `true`.",
 						Optional: true,
 					},
+					attrRolloutGroup: rolloutGroupAttribute(),
 					attrSensitiveExport: schema.BoolAttribute{
 						MarkdownDescription: "When `true`, the item's export appears in `sensitive_exports` instead of " +
 							"`exports`, and is masked in logs. Defaults to `false`.",
@@ -106,7 +110,9 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					},
 				}},
 			},
-			attrTargets: targetsAttribute("Targets the deploy items act on, by name"),
+			attrTargets:     targetsAttribute("Targets the deploy items act on, by name"),
+			attrRollout:     rolloutAttribute(),
+			attrRolloutPlan: rolloutPlanAttribute(),
 			"exports": schema.DynamicAttribute{
 				MarkdownDescription: "An object with one attribute per deploy item holding its export " +
 					"(null when the item exported nothing, failed, or its export is sensitive).",
@@ -131,6 +137,7 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 						Computed:            true,
 						NestedObject:        schema.NestedAttributeObject{Attributes: itemStatusAttributes()},
 					},
+					attrRollout: rolloutStatusAttribute(),
 				},
 			},
 			attrPlanClusterChanges: planClusterChangesAttribute(),
@@ -198,6 +205,7 @@ func desiredOf(v tftypes.Value) (desired, bool, problems) {
 		}
 		d.sensitive[name] = boolean(itf[attrSensitiveExport], defaultSensitiveExport)
 	}
+	ps = append(ps, rolloutOf(f, &d.exec)...)
 	return d, true, ps
 }
 
@@ -249,6 +257,7 @@ func (x *executions) validate(_ context.Context, config tftypes.Value) problems 
 		}
 	}
 	ps = append(ps, validateTimeouts(f["timeouts"])...)
+	ps = append(ps, validateRollout(f)...)
 	tgts, tgtsKnown := targetsOf(f[attrTargets])
 	ps = append(ps, validateTargets(f[attrTargets], x.deployers, tftypes.NewAttributePath().WithAttributeName(attrTargets))...)
 	ex := engine.Execution{Items: map[string]engine.ItemSpec{}}
@@ -317,6 +326,7 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 	want, known, p := desiredOf(planned)
 	ps = append(ps, p...)
 	if !known || ps.errors() {
+		f[attrRolloutPlan] = tftypes.NewValue(x.vt.rolloutPlan(), tftypes.UnknownValue)
 		return x.vt.withComputedUnknown(f), replace, ps
 	}
 	// With no prior state this plans a create, also when it replaces an
@@ -348,9 +358,15 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 		ps = append(ps, pv.ps...)
 	}
 	unknown := map[string]bool{}
+	if !job.Noop() {
+		f[attrRolloutPlan] = rolloutPlanValue(x.vt.rolloutPlan(), job)
+	}
 	switch {
 	case job.Noop():
-		f["status"] = x.vt.statusValue(prev)
+		f["status"] = x.vt.statusValue(engine.Settle(want.exec, prev, job))
+		if want.exec.Rollout == nil {
+			f[attrRolloutPlan] = tftypes.NewValue(x.vt.rolloutPlan(), nil)
+		}
 	case len(job.Skip) == 0 && len(job.Delete) == 0 && len(job.Drop) == 0:
 		// Everything runs and nothing leaves (a create, typically): no
 		// part of status or exports is known, so say so in one value
@@ -386,11 +402,15 @@ func (x *executions) applyItems(r *jobRun[storedExecution]) (tftypes.Value, []by
 	}
 	e := r.engine
 	var err error
+	if !f[attrRolloutPlan].IsKnown() {
+		f[attrRolloutPlan] = rolloutPlanValue(x.vt.rolloutPlan(), engine.PlanJob(want.exec, saved.Status))
+	}
 	sensitive := saved.sensitiveNames(want.sensitive)
 	logs := newJobLogger(ctx, sensitive, saved.Status)
 	st := logs.redact(e.Apply(ctx, want.exec, saved.Status, engine.Run{Observe: logs.observe}))
 	if st.JobID != saved.Status.JobID {
 		ps = append(ps, itemProblems(st)...)
+		ps = append(ps, rolloutProblems(st, r.prior.IsNull())...)
 	}
 	f["status"] = x.vt.statusValue(st)
 	f[attrClusterChanges] = keepClusterChanges(x.vt.resource.AttributeTypes[attrClusterChanges], f[attrClusterChanges])
@@ -477,7 +497,7 @@ func itemProblems(st engine.Status) problems {
 		}
 		ps.add(itemPath(n), summary, errorDetail(is.LastError))
 	}
-	if st.LastError != nil && len(ps) == 0 {
+	if st.LastError != nil && len(ps) == 0 && !rolloutError(st.LastError) {
 		summary := "Execution " + strings.ToLower(string(st.Phase))
 		if st.Phase == core.PhaseDeleteFailed {
 			summary = "Execution could not be deleted"

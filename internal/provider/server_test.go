@@ -53,8 +53,8 @@ func TestNoopPlanShortcutMatchesFullPlan(t *testing.T) {
 func TestUpgradeResourceStateDropsUnknownAttributes(t *testing.T) {
 	p := newProvider("test")
 	s := &server{routes: p.routes()}
-	exact := []byte(`{"id":"a","name":"a","reconcile_trigger":null,"deploy_items":null,"targets":null,"exports":null,"sensitive_exports":null,"status":null,"plan_cluster_changes":null,"cluster_changes":null,"timeouts":null}`)
-	extra := []byte(`{"id":"a","name":"a","reconcile_trigger":null,"gone":1,"deploy_items":null,"targets":null,"exports":null,"sensitive_exports":null,"status":null,"plan_cluster_changes":null,"cluster_changes":null,"timeouts":null}`)
+	exact := []byte(`{"id":"a","name":"a","reconcile_trigger":null,"deploy_items":null,"targets":null,"rollout":null,"rollout_plan":null,"exports":null,"sensitive_exports":null,"status":null,"plan_cluster_changes":null,"cluster_changes":null,"timeouts":null}`)
+	extra := []byte(`{"id":"a","name":"a","reconcile_trigger":null,"gone":1,"deploy_items":null,"targets":null,"rollout":null,"rollout_plan":null,"exports":null,"sensitive_exports":null,"status":null,"plan_cluster_changes":null,"cluster_changes":null,"timeouts":null}`)
 	v0 := []byte(`{"id":"a","name":"a","deploy_items":{"x":{"type":"mock","config":null,"depends_on":null,"timeout":null,"update_on_change_only":null,"sensitive_export":null}},"exports":null,"sensitive_exports":null,"status":null,"timeouts":null}`)
 	for _, raw := range [][]byte{exact, extra, v0} {
 		version := int64(executionSchemaVersion)
@@ -73,6 +73,35 @@ func TestUpgradeResourceStateDropsUnknownAttributes(t *testing.T) {
 		if err != nil || str(fields(v)["name"]) != "a" {
 			t.Fatalf("%s: %v %v", raw, v, err)
 		}
+	}
+}
+
+// Execution state of schema version 1 has no rollout attributes; it
+// upgrades with rollout, rollout_plan, the items' rollout_group and
+// status.rollout null.
+func TestUpgradeExecutionStateFromVersion1(t *testing.T) {
+	p := newProvider("test")
+	s := &server{routes: p.routes()}
+	v1 := []byte(`{"id":"a","name":"a","reconcile_trigger":null,"deploy_items":{"x":{"type":"mock","config":null,` +
+		`"depends_on":null,"target":null,"timeout":null,"update_on_change_only":null,"sensitive_export":null}},"targets":null,` +
+		`"exports":null,"sensitive_exports":null,"status":{"phase":"Succeeded","job_id":"j","job_id_finished":"j",` +
+		`"last_error":null,"deploy_items":{"x":{"phase":"Succeeded","job_id_finished":"j","last_error":null,"first_error":null,` +
+		`"provider_status":null}}},"timeouts":null}`)
+	resp, _ := s.UpgradeResourceState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: executionType, Version: 1, RawState: &tfprotov6.RawState{JSON: v1}})
+	if len(resp.Diagnostics) > 0 {
+		t.Fatal(resp.Diagnostics[0].Detail)
+	}
+	v, err := resp.UpgradedState.Unmarshal(p.executions.vt.resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fields(v)
+	item := fields(fields(f[attrDeployItems])["x"])
+	st := fields(f["status"])
+	if !f[attrRollout].IsNull() || !f[attrRolloutPlan].IsNull() || !item[attrRolloutGroup].IsNull() || str(item["type"]) != "mock" ||
+		!st[attrRollout].IsNull() || str(st["phase"]) != "Succeeded" {
+		t.Errorf("upgraded: %v", v)
 	}
 }
 

@@ -146,6 +146,7 @@ func (vt valueTypes) statusValue(st engine.Status) tftypes.Value {
 		"job_id_finished": stringOrNull(st.JobIDFinished),
 		"last_error":      vt.errorValue(st.LastError),
 		attrDeployItems:   tftypes.NewValue(vt.status.AttributeTypes[attrDeployItems], items),
+		attrRollout:       rolloutStatusValue(vt.rolloutStatus(), st),
 	})
 }
 
@@ -200,6 +201,13 @@ func (vt valueTypes) plannedStatus(prev engine.Status, plan engine.Plan) tftypes
 	for _, n := range plan.Skip {
 		items[n] = vt.itemStatusValue(prev.Items[n])
 	}
+	for _, n := range plan.Hold { // a rollout leaves them as they are
+		if is := prev.Items[n]; is != nil {
+			items[n] = vt.itemStatusValue(is)
+		} else {
+			items[n] = tftypes.NewValue(vt.itemStatus, tftypes.UnknownValue)
+		}
+	}
 	unknown := func(t tftypes.Type) tftypes.Value { return tftypes.NewValue(t, tftypes.UnknownValue) }
 	return tftypes.NewValue(vt.status, map[string]tftypes.Value{
 		"phase":           unknown(tftypes.String),
@@ -207,6 +215,7 @@ func (vt valueTypes) plannedStatus(prev engine.Status, plan engine.Plan) tftypes
 		"job_id_finished": unknown(tftypes.String),
 		"last_error":      unknown(vt.lastError),
 		attrDeployItems:   tftypes.NewValue(vt.status.AttributeTypes[attrDeployItems], items),
+		attrRollout:       unknown(vt.rolloutStatus()),
 	})
 }
 

@@ -573,3 +573,25 @@ func (d *Deployer) Drift(ctx context.Context, req deployer.Request, last deploye
 	}
 	return "", nil
 }
+
+var _ deployer.HealthChecker = (*Deployer)(nil)
+
+// Health reports the pods of the workloads of the release (or of the
+// applied chart), for a rollout's bake: their highest restart count and
+// readiness.
+func (d *Deployer) Health(ctx context.Context, req deployer.Request) (deployer.Health, error) {
+	st := loadState(req.State)
+	managed := st.Managed
+	if st.Kube != nil {
+		managed = st.Kube.Managed
+	}
+	if len(managed) == 0 {
+		return deployer.Health{}, nil
+	}
+	cl, err := d.cluster(req)
+	if err != nil {
+		return deployer.Health{}, err
+	}
+	h, err := kube.Health(ctx, cl, kube.State{Managed: managed})
+	return deployer.Health{Restarts: h.Restarts, Ready: h.Ready, Message: h.Message}, err
+}

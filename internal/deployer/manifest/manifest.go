@@ -282,3 +282,16 @@ func result(req deployer.Request, out kube.Outcome, err error) (deployer.Result,
 	}
 	return res, nil
 }
+
+var _ deployer.HealthChecker = (*Deployer)(nil)
+
+// Health reports the pods of the workloads the item manages, for a
+// rollout's bake: their highest restart count and readiness.
+func (d *Deployer) Health(ctx context.Context, req deployer.Request) (deployer.Health, error) {
+	_, cl, st, err := d.prepare(req)
+	if err != nil {
+		return deployer.Health{}, err
+	}
+	h, err := kube.Health(ctx, cl, st)
+	return deployer.Health{Restarts: h.Restarts, Ready: h.Ready, Message: h.Message}, err
+}

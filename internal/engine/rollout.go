@@ -1,0 +1,561 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/rollout"
+)
+
+// Rollouts: the members of a group (items with the same Execution.Groups
+// entry) move to a new spec canary first, then batch by batch, as
+// rollout.Decide says. Items outside groups run as before, in the first
+// round, without waiting for any rollout.
+
+// Reasons of the execution's error when a rollout stops it.
+const (
+	ReasonRolloutStopped = "RolloutStopped"
+	ReasonCanaryFailed   = "CanaryFailed"
+)
+
+// GroupMembers returns the members of each group, sorted.
+func GroupMembers(ex Execution) map[string][]string {
+	out := map[string][]string{}
+	for _, n := range slices.Sorted(maps.Keys(ex.Items)) {
+		if g := ex.Groups[n]; g != "" {
+			out[g] = append(out[g], n)
+		}
+	}
+	return out
+}
+
+// current reports whether an item runs spec, successfully.
+func current(spec ItemSpec, is *ItemStatus) bool {
+	return is != nil && is.Phase == core.PhaseSucceeded && is.AppliedHash == spec.Hash()
+}
+
+// revisionOf identifies the desired specs of a group's members.
+func revisionOf(ex Execution, members []string) string {
+	h := sha256.New()
+	for _, m := range members {
+		fmt.Fprintf(h, "%s\x00%s\x00", m, ex.Items[m].Hash())
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// planRollouts decides every group's rollout: which members are held,
+// and whether a canary still has to bake (a job even when nothing runs).
+func planRollouts(ex Execution, st Status) (map[string]rollout.Decision, map[string]bool, bool) {
+	if ex.Rollout == nil || len(ex.Groups) == 0 {
+		return nil, nil, false
+	}
+	out := map[string]rollout.Decision{}
+	held := map[string]bool{}
+	baking := false
+	for g, members := range GroupMembers(ex) {
+		ms := make([]rollout.Member, len(members))
+		for i, m := range members {
+			ms[i] = rollout.Member{Name: m, Current: current(ex.Items[m], st.Items[m])}
+		}
+		var prev *rollout.State
+		if rs := st.Rollouts[g]; rs != nil {
+			prev = &rs.State
+		}
+		d := rollout.Decide(*ex.Rollout, prev, ms, revisionOf(ex, members), ex.ReconcileTrigger)
+		out[g] = d
+		for _, m := range d.Hold {
+			held[m] = true
+		}
+		for _, s := range d.Stages {
+			baking = baking || (s.Canary && !d.State.Baked)
+		}
+	}
+	return out, held, baking
+}
+
+// startRollouts puts each group's decision state into the status and
+// keeps the spec every moving canary member runs now, to revert to.
+func (j *job) startRollouts(plan Plan) {
+	if plan.Rollouts == nil {
+		j.st.Rollouts = nil // no rollout configured any more
+		return
+	}
+	out := make(map[string]*RolloutStatus, len(plan.Rollouts))
+	for g, d := range plan.Rollouts {
+		rs := &RolloutStatus{State: *d.State}
+		if old := j.st.Rollouts[g]; old != nil && !d.Fresh {
+			rs.Previous = old.Previous
+		}
+		if rs.Previous == nil {
+			rs.Previous = map[string]ItemSpec{}
+		}
+		rs.Members = map[string]*rollout.MemberStatus{}
+		if old := j.st.Rollouts[g]; old != nil && !d.Fresh {
+			for k, v := range old.Members {
+				c := *v
+				rs.Members[k] = &c
+			}
+		}
+		for _, m := range rs.Canary {
+			if _, kept := rs.Previous[m]; kept {
+				continue
+			}
+			if is := j.st.Items[m]; is != nil && is.Phase == core.PhaseSucceeded && is.AppliedHash == is.Spec.Hash() {
+				rs.Previous[m] = is.Spec
+			}
+		}
+		if d.Fresh {
+			rs.SetCondition(j.e.Clock.Now(), rollout.ConditionCanary, "True", "NewSpec",
+				fmt.Sprintf("revision %s: canary %s runs it first", rs.Revision, strings.Join(rs.Canary, ", ")))
+			rs.SetCondition(j.e.Clock.Now(), rollout.ConditionCompleted, "False", "NewSpec", "revision "+rs.Revision+" is rolling out")
+		}
+		out[g] = rs
+	}
+	j.st.Rollouts = out
+}
+
+// groupRun is one group's progress through one job.
+type groupRun struct {
+	name    string
+	d       rollout.Decision
+	rs      *RolloutStatus
+	stopped bool
+	revert  bool
+}
+
+// rollout runs plan.Run, members stage by stage: round 0 runs every
+// non-member with each group's first stage; each later round the next
+// stage of every group still going. A canary stage bakes before the
+// group moves on. It returns the job's error, or nil.
+func (j *job) rollout(ctx context.Context, ex Execution, plan Plan) *core.Error {
+	var groups []*groupRun
+	staged := map[string]bool{}
+	for _, g := range slices.Sorted(maps.Keys(plan.Rollouts)) {
+		gr := &groupRun{name: g, d: plan.Rollouts[g], rs: j.st.Rollouts[g]}
+		groups = append(groups, gr)
+		for _, s := range gr.d.Stages {
+			for _, m := range s.Run {
+				staged[m] = true
+			}
+		}
+	}
+	var failure *core.Error
+	for round := 0; ; round++ {
+		var run []string
+		if round == 0 {
+			for _, n := range plan.Run {
+				if !staged[n] {
+					run = append(run, n)
+				}
+			}
+		}
+		var active []*groupRun
+		for _, gr := range groups {
+			if !gr.stopped && round < len(gr.d.Stages) {
+				active = append(active, gr)
+				run = append(run, gr.d.Stages[round].Run...)
+			}
+		}
+		if len(active) == 0 && len(run) == 0 {
+			break
+		}
+		slices.Sort(run)
+		for _, n := range run {
+			j.st.Items[n].Spec = ex.Items[n]
+		}
+		err := j.progress(ctx, run)
+		othersFailed := false
+		if err != nil {
+			canaries := map[string]bool{}
+			for _, gr := range active {
+				if s := gr.d.Stages[round]; s.Canary {
+					for _, m := range s.Run {
+						canaries[m] = true
+					}
+				}
+			}
+			for _, n := range run {
+				if j.st.Items[n].Phase != core.PhaseSucceeded && !canaries[n] {
+					othersFailed = true
+				}
+			}
+			if othersFailed || ctx.Err() != nil {
+				failure = err
+			}
+		}
+		var bakers []*groupRun
+		for _, gr := range active {
+			s := gr.d.Stages[round]
+			var failed []string
+			for _, m := range s.Run {
+				if j.st.Items[m].Phase != core.PhaseSucceeded {
+					failed = append(failed, m)
+				}
+			}
+			switch {
+			case ctx.Err() != nil:
+				j.stop(gr, gr.rs.Phase, rollout.ReasonInterrupted, "the apply was stopped (interrupted or out of time) during "+stageName(s))
+			case len(failed) > 0 && s.Canary:
+				gr.revert = true
+				j.stop(gr, rollout.PhaseCanaryFailed, rollout.ReasonCanaryFailed, "canary "+itemErrors(j.st, failed))
+			case len(failed) > 0:
+				j.stop(gr, rollout.PhaseRollingOut, rollout.ReasonBatchFailed, stageName(s)+" failed: "+itemErrors(j.st, failed))
+			case s.Canary && !gr.rs.Baked:
+				bakers = append(bakers, gr)
+			default:
+				j.stageDone(ex, gr, s)
+			}
+		}
+		j.bake(ctx, ex, bakers, round)
+		for _, gr := range groups {
+			if gr.revert {
+				gr.revert = false
+				j.revertCanary(ctx, gr)
+			}
+		}
+		if othersFailed {
+			for _, gr := range groups {
+				if !gr.stopped && round+1 < len(gr.d.Stages) {
+					j.stop(gr, gr.rs.Phase, rollout.ReasonInterrupted, "other deploy items failed; the rollout goes on in the next apply")
+				}
+			}
+		}
+	}
+	stops := j.finishRollouts(ex, groups)
+	if failure != nil {
+		if len(stops) > 0 {
+			failure.Message += "; " + strings.Join(stops, "; ")
+		}
+		return failure
+	}
+	if len(stops) == 0 {
+		return nil
+	}
+	reason := ReasonRolloutStopped
+	for _, gr := range groups {
+		if gr.rs.Phase == rollout.PhaseCanaryFailed {
+			reason = ReasonCanaryFailed // a failure, not a wait
+		}
+	}
+	return &core.Error{Reason: reason, Message: strings.Join(stops, "; "), Codes: []string{core.CodeForInfoOnly}}
+}
+
+func stageName(s rollout.Stage) string {
+	if s.Canary {
+		return "the canary"
+	}
+	return fmt.Sprintf("batch %d", s.Index)
+}
+
+func itemErrors(st *Status, names []string) string {
+	var parts []string
+	for _, n := range names {
+		msg := "failed"
+		if e := st.Items[n].LastError; e != nil {
+			msg = "failed: " + e.Message
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", n, msg))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// stop ends a group's rollout for this job.
+func (j *job) stop(gr *groupRun, phase rollout.Phase, reason, msg string) {
+	gr.stopped = true
+	rs, now := gr.rs, j.e.Clock.Now()
+	rs.Phase, rs.Reason, rs.Message = phase, reason, msg
+	switch reason {
+	case rollout.ReasonCanaryFailed, rollout.ReasonAutoFail:
+		rs.SetCondition(now, rollout.ConditionCanaryFailed, "True", reason, msg)
+		rs.SetCondition(now, rollout.ConditionCanary, "False", reason, "the canary was reverted")
+	case rollout.ReasonAutoPause:
+		rs.SetCondition(now, rollout.ConditionCanaryPaused, "True", reason, msg)
+	case rollout.ReasonManualPause:
+		rs.SetCondition(now, rollout.ConditionPaused, "True", reason, msg)
+		if phase == rollout.PhaseCanaryPaused {
+			rs.SetCondition(now, rollout.ConditionCanaryPaused, "True", reason, msg)
+		}
+	}
+}
+
+// stageDone moves a group past a stage that went well, and stops it
+// there when the rollout is paused by hand and members are left.
+func (j *job) stageDone(ex Execution, gr *groupRun, s rollout.Stage) {
+	rs, now := gr.rs, j.e.Clock.Now()
+	rs.Stage = s.Index + 1
+	rs.Phase, rs.Reason, rs.Message = rollout.PhaseRollingOut, "", ""
+	if s.Canary {
+		rs.Baked = true
+		rs.SetCondition(now, rollout.ConditionCanary, "False", rollout.ReasonCanaryHealthy, "the canary ran the new spec and stayed healthy")
+		rs.SetCondition(now, rollout.ConditionCanaryPaused, "False", rollout.ReasonCanaryHealthy, "")
+		rs.SetCondition(now, rollout.ConditionCanaryFailed, "False", rollout.ReasonCanaryHealthy, "")
+	}
+	if ex.Rollout.Paused && len(gr.d.Hold) > 0 {
+		phase := rollout.PhaseRollingOut
+		if s.Canary {
+			phase = rollout.PhaseCanaryPaused
+		}
+		j.stop(gr, phase, rollout.ReasonManualPause, "paused by hand (paused = true) after "+stageName(s))
+	}
+}
+
+// bake watches the canaries of groups until their duration is over or
+// their health trips auto-pause or auto-fail.
+func (j *job) bake(ctx context.Context, ex Execution, groups []*groupRun, round int) {
+	if len(groups) == 0 {
+		return
+	}
+	s, clock := ex.Rollout, j.e.Clock
+	interval := s.Health.Interval
+	if interval <= 0 {
+		interval = rollout.DefaultHealthInterval
+	}
+	for _, gr := range groups {
+		rs := gr.rs
+		if rs.BakeStart.IsZero() {
+			rs.BakeStart = clock.Now()
+			rs.RestartBase, rs.HealthFailures = map[string]int{}, map[string]int{}
+			for _, m := range gr.d.Stages[round].Members {
+				if h, ok := j.deployerHealth(ctx, m); ok && rs.Rebake {
+					rs.RestartBase[m] = h.Restarts
+				}
+			}
+			rs.Rebake = false
+		}
+		rs.Phase = rollout.PhaseCanary
+		rs.SetCondition(clock.Now(), rollout.ConditionCanary, "True", "Baking",
+			fmt.Sprintf("the canary bakes for %s from %s", s.Duration, rs.BakeStart.UTC().Format(time.RFC3339)))
+	}
+	left := slices.Clone(groups)
+	for {
+		now := clock.Now()
+		wait := interval
+		left = slices.DeleteFunc(left, func(gr *groupRun) bool {
+			rs := gr.rs
+			worst, who, why := 0, "", ""
+			var unready []string
+			for _, m := range gr.d.Stages[round].Members {
+				n, msg, ready := j.memberRestarts(ctx, ex, gr, m)
+				if n > worst || who == "" {
+					worst, who, why = n, m, msg
+				}
+				if !ready {
+					unready = append(unready, m+msg)
+				}
+			}
+			if verdict := s.Judge(worst); verdict != "" {
+				msg := fmt.Sprintf("canary member %s restarted %d times during the bake%s", who, worst, why)
+				if verdict == rollout.ReasonAutoFail {
+					gr.revert = true
+					j.stop(gr, rollout.PhaseCanaryFailed, verdict, msg)
+				} else {
+					j.stop(gr, rollout.PhaseCanaryPaused, verdict, msg)
+				}
+				return true
+			}
+			end := rs.BakeStart.Add(s.Duration)
+			if !now.Before(end) {
+				if len(unready) > 0 {
+					// A canary whose pods are not ready when the bake ends
+					// is not promoted.
+					j.stop(gr, rollout.PhaseCanaryPaused, rollout.ReasonAutoPause,
+						"canary not ready at the end of the bake: "+strings.Join(unready, "; "))
+					return true
+				}
+				j.stageDone(ex, gr, gr.d.Stages[round])
+				return true
+			}
+			wait = min(wait, end.Sub(now))
+			return false
+		})
+		if len(left) == 0 {
+			return
+		}
+		select {
+		case <-clock.After(wait):
+		case <-ctx.Done():
+			for _, gr := range left {
+				j.stop(gr, rollout.PhaseCanary, rollout.ReasonInterrupted, "the apply was stopped (interrupted or out of time) during the canary's bake; the next apply bakes on")
+			}
+			return
+		}
+	}
+}
+
+// memberRestarts counts a canary member's restarts since the bake began:
+// its deployer's count (Kubernetes pods) and failed health commands.
+func (j *job) memberRestarts(ctx context.Context, ex Execution, gr *groupRun, m string) (int, string, bool) {
+	rs := gr.rs
+	ms := rs.Members[m]
+	if ms == nil {
+		ms = &rollout.MemberStatus{}
+		rs.Members[m] = ms
+	}
+	why := ""
+	n := 0
+	ready := true
+	if h, ok := j.deployerHealth(ctx, m); ok {
+		n = max(0, h.Restarts-rs.RestartBase[m])
+		ready = h.Ready
+		if h.Message != "" {
+			why = ": " + h.Message
+		}
+	}
+	if cmd := ex.Rollout.Health.Command; len(cmd) > 0 && ctx.Err() == nil {
+		var export string
+		if is := j.st.Items[m]; is != nil {
+			export = string(is.Export)
+		}
+		env := []string{"LANDSCAPER_EXECUTION=" + j.exec, "LANDSCAPER_ROLLOUT_GROUP=" + gr.name,
+			"LANDSCAPER_MEMBER=" + m, "LANDSCAPER_MEMBER_EXPORT=" + export}
+		limit := ex.Rollout.Health.Interval
+		if limit <= 0 {
+			limit = rollout.DefaultHealthInterval
+		}
+		run := j.e.HealthCommand
+		if run == nil {
+			run = rollout.RunCommand
+		}
+		if err := run(ctx, cmd, env, limit); err != nil && ctx.Err() == nil {
+			rs.HealthFailures[m]++
+			why = fmt.Sprintf(" (last health command: %v)", err)
+			j.emit(Event{Item: m, Output: "health command failed: " + err.Error()})
+		}
+		n += rs.HealthFailures[m]
+	}
+	ms.Restarts = n
+	return n, why, ready
+}
+
+// deployerHealth asks a member's deployer about its workloads, if it can tell.
+func (j *job) deployerHealth(ctx context.Context, m string) (deployer.Health, bool) {
+	is := j.st.Items[m]
+	if is == nil {
+		return deployer.Health{}, false
+	}
+	d, ok := j.e.Deployers.Get(is.Spec.Type)
+	if !ok {
+		return deployer.Health{}, false
+	}
+	hc, ok := d.(deployer.HealthChecker)
+	if !ok {
+		return deployer.Health{}, false
+	}
+	h, err := hc.Health(ctx, deployer.Request{Operation: core.OperationReconcile, Execution: j.exec, Item: m, JobID: j.id,
+		Config: is.Spec.Config, Target: is.Spec.Target, State: is.State})
+	if err != nil {
+		j.emit(Event{Item: m, Output: "health check failed: " + err.Error()})
+		return deployer.Health{}, false
+	}
+	return h, true
+}
+
+// revertCanary runs the canary members with the specs they ran before
+// the rollout. Members that had none (a first create) stay as they are.
+func (j *job) revertCanary(ctx context.Context, gr *groupRun) {
+	var names, none []string
+	for _, m := range gr.rs.Canary {
+		if p, ok := gr.rs.Previous[m]; ok {
+			j.st.Items[m].Spec = p
+			names = append(names, m)
+		} else {
+			none = append(none, m)
+		}
+	}
+	if len(names) > 0 {
+		if err := j.progress(ctx, names); err != nil {
+			gr.rs.Message += "; reverting the canary failed: " + err.Message
+		} else {
+			gr.rs.Message += "; canary reverted to the previous spec: " + strings.Join(names, ", ")
+		}
+	}
+	if len(none) > 0 {
+		gr.rs.Message += "; no previous spec to revert to (new members): " + strings.Join(none, ", ")
+	}
+}
+
+// finishRollouts records every group's members and, for a group whose
+// members all run the new spec, completion. It returns one sentence per
+// group that stopped short.
+func (j *job) finishRollouts(ex Execution, groups []*groupRun) []string {
+	members := GroupMembers(ex)
+	now := j.e.Clock.Now()
+	var stops []string
+	for _, gr := range groups {
+		rs := gr.rs
+		rs.JobID = j.id
+		all := true
+		for _, m := range members[gr.name] {
+			ms := rs.Members[m]
+			if ms == nil {
+				ms = &rollout.MemberStatus{}
+				rs.Members[m] = ms
+			}
+			is := j.st.Items[m]
+			ms.Revision = ""
+			if is != nil && is.AppliedHash != "" {
+				ms.Revision = is.AppliedHash[:12]
+			}
+			ms.New = current(ex.Items[m], is)
+			ms.Canary = slices.Contains(rs.Canary, m)
+			all = all && ms.New
+		}
+		for m := range rs.Members {
+			if !slices.Contains(members[gr.name], m) {
+				delete(rs.Members, m)
+			}
+		}
+		if all {
+			rs.Phase, rs.Reason, rs.Message, rs.Baked = rollout.PhaseCompleted, "", "", true
+			rs.SetCondition(now, rollout.ConditionCompleted, "True", rollout.ReasonCompleted, "every member runs revision "+rs.Revision)
+			rs.SetCondition(now, rollout.ConditionPaused, "False", rollout.ReasonCompleted, "")
+			continue
+		}
+		if rs.Reason == "" && len(gr.d.Hold) > 0 && gr.d.Why != "" {
+			rs.Reason = gr.d.Why
+		}
+		if rs.Reason == "" {
+			rs.Reason = rollout.ReasonInterrupted
+		}
+		if rs.Message == "" {
+			rs.Message = "the rollout is held: " + heldWhy(rs.Reason)
+		}
+		if !gr.stopped {
+			// Held before it moved: say so again, with the same times.
+			rs.SetCondition(now, conditionOf(rs.Reason), "True", rs.Reason, rs.Message)
+		}
+		rs.Trigger = ex.ReconcileTrigger
+		stops = append(stops, fmt.Sprintf("rollout of group %s is %s (%s): %s", gr.name, rs.Phase, rs.Reason, rs.Message))
+	}
+	return stops
+}
+
+func conditionOf(reason string) string {
+	switch reason {
+	case rollout.ReasonAutoFail, rollout.ReasonCanaryFailed:
+		return rollout.ConditionCanaryFailed
+	case rollout.ReasonAutoPause:
+		return rollout.ConditionCanaryPaused
+	}
+	return rollout.ConditionPaused
+}
+
+func heldWhy(reason string) string {
+	switch reason {
+	case rollout.ReasonAutoFail, rollout.ReasonCanaryFailed:
+		return "the canary failed; change the spec, or set a new reconcile_trigger to try the canary again"
+	case rollout.ReasonAutoPause:
+		return "the canary restarted too often; set a new reconcile_trigger to bake it again and go on"
+	case rollout.ReasonManualPause:
+		return "paused by hand; the next apply runs the next stage (paused = false: all of them)"
+	}
+	return "the next apply goes on"
+}
