@@ -3,6 +3,7 @@
 package helm
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
 // A dry run of a release is `helm upgrade --install --dry-run=server`
@@ -80,5 +82,25 @@ func TestPreviewOfAReleaseAndOfRenderedObjects(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// A cluster that does not answer is an error of the dry run (the plan
+// turns it into a warning), not a hang.
+func TestPreviewOfAnUnreachableCluster(t *testing.T) {
+	kc := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
+	tgt := &deployer.Target{Name: "down", Type: target.KubernetesClusterType, Config: mustJSON(t, map[string]string{"kubeconfig": kc})}
+	d := New(Options{})
+	for _, release := range []bool{true, false} {
+		req := deployer.Request{Execution: "e", Item: "down", Target: tgt, Config: mustJSON(t, map[string]any{
+			"apiVersion": APIVersion, "kind": Kind, "name": "down", "namespace": "down", "helmDeployment": release,
+			"chart": map[string]any{"archive": map[string]any{"raw": helmtest.ArchiveBase64(t, helmtest.Workload, "")}},
+		})}
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		_, err := d.Preview(ctx, req)
+		cancel()
+		if err == nil {
+			t.Errorf("helmDeployment %v: a dry run against an unreachable cluster succeeded", release)
+		}
 	}
 }
