@@ -50,22 +50,14 @@ func (e *Engine) Preview(ctx context.Context, name string, ex Execution, prev St
 			Config: spec.Config, Target: spec.Target, State: state, Attempt: 1,
 			ComponentDescriptor: spec.ComponentDescriptor, Content: spec.Content, Resources: run.Resources,
 		}
-		if e.Slots != nil {
-			e.Slots <- struct{}{}
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if e.Slots != nil {
-				defer func() { <-e.Slots }()
-			}
+		e.goWithSlot(&wg, func() {
 			ictx, cancel := context.WithTimeout(ctx, PreviewTimeout)
 			defer cancel()
 			changes, err := pv.Preview(ictx, req)
 			mu.Lock()
 			out[item] = Preview{Changes: changes, Err: err}
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	return out

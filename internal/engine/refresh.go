@@ -34,15 +34,7 @@ func (e *Engine) Refresh(ctx context.Context, name string, prev Status) (st Stat
 			Config: is.Spec.Config, Target: is.Spec.Target, State: is.State,
 		}
 		last := deployer.Result{ProviderStatus: is.ProviderStatus, Export: is.Export, State: is.State}
-		if e.Slots != nil {
-			e.Slots <- struct{}{}
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if e.Slots != nil {
-				defer func() { <-e.Slots }()
-			}
+		e.goWithSlot(&wg, func() {
 			drift, err := dc.Drift(ctx, req, last)
 			if err != nil || drift == "" {
 				return
@@ -50,8 +42,25 @@ func (e *Engine) Refresh(ctx context.Context, name string, prev Status) (st Stat
 			mu.Lock()
 			is.Drift, changed = drift, true
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	return st, changed
+}
+
+// goWithSlot runs f in a goroutine counted by wg that holds a
+// max_parallelism slot while it runs: checks that talk to clusters share
+// the bound of the runs that do.
+func (e *Engine) goWithSlot(wg *sync.WaitGroup, f func()) {
+	if e.Slots != nil {
+		e.Slots <- struct{}{}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if e.Slots != nil {
+			defer func() { <-e.Slots }()
+		}
+		f()
+	}()
 }
