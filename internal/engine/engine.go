@@ -218,7 +218,7 @@ func (e *Engine) Reconcile(ctx context.Context, ex Execution, prev Status, run R
 			return st
 		}
 	}
-	j.startRollouts(plan)
+	j.startRollouts(ex, plan)
 	for name, spec := range ex.Items {
 		is := st.Items[name]
 		if is == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -29,12 +30,53 @@ const (
 // GroupMembers returns the members of each group, sorted.
 func GroupMembers(ex Execution) map[string][]string {
 	out := map[string][]string{}
+	for g, members := range groupItems(ex) {
+		out[g] = slices.Sorted(maps.Keys(members))
+	}
+	return out
+}
+
+// memberOf names the member item n is, or belongs to.
+func memberOf(ex Execution, n string) string {
+	if m := ex.Members[n]; m != "" {
+		return m
+	}
+	return n
+}
+
+// groupItems returns the items of each member of each group, sorted.
+func groupItems(ex Execution) map[string]map[string][]string {
+	out := map[string]map[string][]string{}
 	for _, n := range slices.Sorted(maps.Keys(ex.Items)) {
 		if g := ex.Groups[n]; g != "" {
-			out[g] = append(out[g], n)
+			if out[g] == nil {
+				out[g] = map[string][]string{}
+			}
+			m := memberOf(ex, n)
+			out[g][m] = append(out[g][m], n)
 		}
 	}
 	return out
+}
+
+// expand lists the items of members, sorted.
+func expand(items map[string][]string, members []string) []string {
+	var out []string
+	for _, m := range members {
+		out = append(out, items[m]...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// currentMember reports whether every item of a member runs its spec.
+func currentMember(ex Execution, st Status, items []string) bool {
+	for _, n := range items {
+		if !current(ex.Items[n], st.Items[n]) {
+			return false
+		}
+	}
+	return true
 }
 
 // current reports whether an item runs spec, successfully.
@@ -43,10 +85,10 @@ func current(spec ItemSpec, is *ItemStatus) bool {
 }
 
 // revisionOf identifies the desired specs of a group's members.
-func revisionOf(ex Execution, members []string) string {
+func revisionOf(ex Execution, items map[string][]string) string {
 	h := sha256.New()
-	for _, m := range members {
-		fmt.Fprintf(h, "%s\x00%s\x00", m, ex.Items[m].Hash())
+	for _, n := range expand(items, slices.Sorted(maps.Keys(items))) {
+		fmt.Fprintf(h, "%s\x00%s\x00", n, ex.Items[n].Hash())
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
@@ -60,19 +102,20 @@ func planRollouts(ex Execution, st Status) (map[string]rollout.Decision, map[str
 	out := map[string]rollout.Decision{}
 	held := map[string]bool{}
 	baking := false
-	for g, members := range GroupMembers(ex) {
+	for g, items := range groupItems(ex) {
+		members := slices.Sorted(maps.Keys(items))
 		ms := make([]rollout.Member, len(members))
 		for i, m := range members {
-			ms[i] = rollout.Member{Name: m, Current: current(ex.Items[m], st.Items[m])}
+			ms[i] = rollout.Member{Name: m, Current: currentMember(ex, st, items[m])}
 		}
 		var prev *rollout.State
 		if rs := st.Rollouts[g]; rs != nil {
 			prev = &rs.State
 		}
-		d := rollout.Decide(*ex.Rollout, prev, ms, revisionOf(ex, members), ex.ReconcileTrigger)
+		d := rollout.Decide(*ex.Rollout, prev, ms, revisionOf(ex, items), ex.ReconcileTrigger)
 		out[g] = d
-		for _, m := range d.Hold {
-			held[m] = true
+		for _, n := range expand(items, d.Hold) {
+			held[n] = true
 		}
 		for _, s := range d.Stages {
 			baking = baking || (s.Canary && !d.State.Baked)
@@ -83,12 +126,13 @@ func planRollouts(ex Execution, st Status) (map[string]rollout.Decision, map[str
 
 // startRollouts puts each group's decision state into the status and
 // keeps the spec every moving canary member runs now, to revert to.
-func (j *job) startRollouts(plan Plan) {
+func (j *job) startRollouts(ex Execution, plan Plan) {
 	if plan.Rollouts == nil {
 		j.st.Rollouts = nil // no rollout configured any more
 		return
 	}
 	out := make(map[string]*RolloutStatus, len(plan.Rollouts))
+	items := groupItems(ex)
 	for g, d := range plan.Rollouts {
 		rs := &RolloutStatus{State: *d.State}
 		if old := j.st.Rollouts[g]; old != nil && !d.Fresh {
@@ -104,12 +148,12 @@ func (j *job) startRollouts(plan Plan) {
 				rs.Members[k] = &c
 			}
 		}
-		for _, m := range rs.Canary {
-			if _, kept := rs.Previous[m]; kept {
+		for _, n := range expand(items[g], rs.Canary) {
+			if _, kept := rs.Previous[n]; kept {
 				continue
 			}
-			if is := j.st.Items[m]; is != nil && is.Phase == core.PhaseSucceeded && is.AppliedHash == is.Spec.Hash() {
-				rs.Previous[m] = is.Spec
+			if is := j.st.Items[n]; is != nil && is.Phase == core.PhaseSucceeded && is.AppliedHash == is.Spec.Hash() {
+				rs.Previous[n] = is.Spec
 			}
 		}
 		if d.Fresh {
@@ -124,7 +168,9 @@ func (j *job) startRollouts(plan Plan) {
 
 // groupRun is one group's progress through one job.
 type groupRun struct {
-	name    string
+	name string
+	// items are each member's items.
+	items   map[string][]string
 	d       rollout.Decision
 	rs      *RolloutStatus
 	stopped bool
@@ -138,12 +184,13 @@ type groupRun struct {
 func (j *job) rollout(ctx context.Context, ex Execution, plan Plan) *core.Error {
 	var groups []*groupRun
 	staged := map[string]bool{}
+	items := groupItems(ex)
 	for _, g := range slices.Sorted(maps.Keys(plan.Rollouts)) {
-		gr := &groupRun{name: g, d: plan.Rollouts[g], rs: j.st.Rollouts[g]}
+		gr := &groupRun{name: g, items: items[g], d: plan.Rollouts[g], rs: j.st.Rollouts[g]}
 		groups = append(groups, gr)
 		for _, s := range gr.d.Stages {
-			for _, m := range s.Run {
-				staged[m] = true
+			for _, n := range expand(gr.items, s.Run) {
+				staged[n] = true
 			}
 		}
 	}
@@ -161,7 +208,7 @@ func (j *job) rollout(ctx context.Context, ex Execution, plan Plan) *core.Error 
 		for _, gr := range groups {
 			if !gr.stopped && round < len(gr.d.Stages) {
 				active = append(active, gr)
-				run = append(run, gr.d.Stages[round].Run...)
+				run = append(run, expand(gr.items, gr.d.Stages[round].Run)...)
 			}
 		}
 		if len(active) == 0 && len(run) == 0 {
@@ -177,8 +224,8 @@ func (j *job) rollout(ctx context.Context, ex Execution, plan Plan) *core.Error 
 			canaries := map[string]bool{}
 			for _, gr := range active {
 				if s := gr.d.Stages[round]; s.Canary {
-					for _, m := range s.Run {
-						canaries[m] = true
+					for _, n := range expand(gr.items, s.Run) {
+						canaries[n] = true
 					}
 				}
 			}
@@ -195,9 +242,9 @@ func (j *job) rollout(ctx context.Context, ex Execution, plan Plan) *core.Error 
 		for _, gr := range active {
 			s := gr.d.Stages[round]
 			var failed []string
-			for _, m := range s.Run {
-				if j.st.Items[m].Phase != core.PhaseSucceeded {
-					failed = append(failed, m)
+			for _, n := range expand(gr.items, s.Run) {
+				if j.st.Items[n].Phase != core.PhaseSucceeded {
+					failed = append(failed, n)
 				}
 			}
 			switch {
@@ -323,9 +370,9 @@ func (j *job) bake(ctx context.Context, ex Execution, groups []*groupRun, round 
 		if rs.BakeStart.IsZero() {
 			rs.BakeStart = clock.Now()
 			rs.RestartBase, rs.HealthFailures = map[string]int{}, map[string]int{}
-			for _, m := range gr.d.Stages[round].Members {
-				if h, ok := j.deployerHealth(ctx, m); ok && rs.Rebake {
-					rs.RestartBase[m] = h.Restarts
+			for _, n := range expand(gr.items, gr.d.Stages[round].Members) {
+				if h, ok := j.deployerHealth(ctx, n); ok && rs.Rebake {
+					rs.RestartBase[n] = h.Restarts
 				}
 			}
 			rs.Rebake = false
@@ -402,20 +449,25 @@ func (j *job) memberRestarts(ctx context.Context, ex Execution, gr *groupRun, m 
 	why := ""
 	n := 0
 	ready := true
-	if h, ok := j.deployerHealth(ctx, m); ok {
-		n = max(0, h.Restarts-rs.RestartBase[m])
-		ready = h.Ready
-		if h.Message != "" {
-			why = ": " + h.Message
+	items := gr.items[m]
+	for _, it := range items {
+		h, ok := j.deployerHealth(ctx, it)
+		if !ok {
+			continue
 		}
+		// A member is as sick as its sickest item.
+		if r := max(0, h.Restarts-rs.RestartBase[it]); r > n || why == "" {
+			n = max(n, r)
+			if h.Message != "" {
+				why = ": " + h.Message
+			}
+		}
+		ready = ready && h.Ready
 	}
 	if cmd := ex.Rollout.Health.Command; len(cmd) > 0 && ctx.Err() == nil {
-		var export string
-		if is := j.st.Items[m]; is != nil {
-			export = string(is.Export)
-		}
 		env := []string{"LANDSCAPER_EXECUTION=" + j.exec, "LANDSCAPER_ROLLOUT_GROUP=" + gr.name,
-			"LANDSCAPER_MEMBER=" + m, "LANDSCAPER_MEMBER_EXPORT=" + export}
+			"LANDSCAPER_MEMBER=" + m, "LANDSCAPER_MEMBER_EXPORT=" + j.memberExport(m, items),
+			"LANDSCAPER_MEMBER_ITEMS=" + strings.Join(items, ",")}
 		limit := ex.Rollout.Health.Interval
 		if limit <= 0 {
 			limit = rollout.DefaultHealthInterval
@@ -433,6 +485,26 @@ func (j *job) memberRestarts(ctx context.Context, ex Execution, gr *groupRun, m 
 	}
 	ms.Restarts = n
 	return n, why, ready
+}
+
+// memberExport is what a health command sees of a member's exports: the
+// item's export, or for a member of several items an object of them by
+// item name.
+func (j *job) memberExport(m string, items []string) string {
+	if len(items) == 1 && items[0] == m {
+		if is := j.st.Items[m]; is != nil {
+			return string(is.Export)
+		}
+		return ""
+	}
+	all := map[string]json.RawMessage{}
+	for _, n := range items {
+		if is := j.st.Items[n]; is != nil && len(is.Export) > 0 {
+			all[n] = is.Export
+		}
+	}
+	b, _ := json.Marshal(all)
+	return string(b)
 }
 
 // deployerHealth asks a member's deployer about its workloads, if it can tell.
@@ -462,12 +534,12 @@ func (j *job) deployerHealth(ctx context.Context, m string) (deployer.Health, bo
 // the rollout. Members that had none (a first create) stay as they are.
 func (j *job) revertCanary(ctx context.Context, gr *groupRun) {
 	var names, none []string
-	for _, m := range gr.rs.Canary {
-		if p, ok := gr.rs.Previous[m]; ok {
-			j.st.Items[m].Spec = p
-			names = append(names, m)
+	for _, n := range expand(gr.items, gr.rs.Canary) {
+		if p, ok := gr.rs.Previous[n]; ok {
+			j.st.Items[n].Spec = p
+			names = append(names, n)
 		} else {
-			none = append(none, m)
+			none = append(none, n)
 		}
 	}
 	if len(names) > 0 {
@@ -487,6 +559,7 @@ func (j *job) revertCanary(ctx context.Context, gr *groupRun) {
 // group that stopped short.
 func (j *job) finishRollouts(ex Execution, groups []*groupRun) []string {
 	members := GroupMembers(ex)
+	items := groupItems(ex)
 	now := j.e.Clock.Now()
 	var stops []string
 	for _, gr := range groups {
@@ -499,12 +572,8 @@ func (j *job) finishRollouts(ex Execution, groups []*groupRun) []string {
 				ms = &rollout.MemberStatus{}
 				rs.Members[m] = ms
 			}
-			is := j.st.Items[m]
-			ms.Revision = ""
-			if is != nil && is.AppliedHash != "" {
-				ms.Revision = is.AppliedHash[:12]
-			}
-			ms.New = current(ex.Items[m], is)
+			ms.Revision = appliedRevision(j.st, items[gr.name][m])
+			ms.New = currentMember(ex, *j.st, items[gr.name][m])
 			ms.Canary = slices.Contains(rs.Canary, m)
 			all = all && ms.New
 		}
@@ -536,6 +605,27 @@ func (j *job) finishRollouts(ex Execution, groups []*groupRun) []string {
 		stops = append(stops, fmt.Sprintf("rollout of group %s is %s (%s): %s", gr.name, rs.Phase, rs.Reason, rs.Message))
 	}
 	return stops
+}
+
+// appliedRevision is a short hash of the specs a member's items last ran
+// successfully ("" when one never did): the item's own for a member of
+// one item.
+func appliedRevision(st *Status, items []string) string {
+	h := sha256.New()
+	for _, n := range items {
+		is := st.Items[n]
+		if is == nil || is.AppliedHash == "" {
+			return ""
+		}
+		if len(items) == 1 {
+			return is.AppliedHash[:12]
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00", n, is.AppliedHash)
+	}
+	if len(items) == 0 {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 func conditionOf(reason string) string {

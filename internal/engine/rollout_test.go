@@ -560,3 +560,74 @@ func TestRolloutJudgesPodsOfKubernetesLikeItems(t *testing.T) {
 		t.Fatalf("auto-fail: %+v m0 %s m1 %s", rs.State, st.Items["m0"].Export, st.Items["m1"].Export)
 	}
 }
+
+// keyed is an execution whose members are target keys, each made of two
+// items ("app-<key>", "db-<key>"), as an installation renders them.
+func keyed(keys []string, cfg string, s *rollout.Strategy) Execution {
+	ex := Execution{Name: "ex", Items: map[string]ItemSpec{"shared": item("")}, Groups: map[string]string{},
+		Members: map[string]string{}, Rollout: s}
+	for _, k := range keys {
+		for _, kind := range []string{"app", "db"} {
+			n := kind + "-" + k
+			ex.Items[n] = item(cfg)
+			ex.Groups[n], ex.Members[n] = "clusters", k
+		}
+	}
+	return ex
+}
+
+func TestRolloutMembersOfSeveralItemsMoveAndRevertTogether(t *testing.T) {
+	h := newHarness(0)
+	h.autoAdvance(t)
+	hs := &healthScript{}
+	h.e.HealthCommand = hs.run
+	s := &rollout.Strategy{CanaryMembers: []string{"eu"}, Duration: 3 * time.Minute, AutoFail: intp(0),
+		Health: rollout.Health{Command: []string{"check"}, Interval: time.Minute}}
+	keys := []string{"eu", "us", "ap"}
+	v1 := keyed(keys, `{"export":"v1"}`, s)
+	if got := GroupMembers(v1)["clusters"]; !slices.Equal(got, []string{"ap", "eu", "us"}) {
+		t.Fatalf("members %v", got)
+	}
+	n := len(h.d.callList())
+	st := h.e.Apply(context.Background(), v1, Status{}, h.run("job-1"))
+	if !st.Succeeded() {
+		t.Fatalf("create: %v", st.LastError)
+	}
+	// The canary key's two items run first (with the non-member), the rest after the bake.
+	ran := h.d.reconciledSince(n)
+	if first := ran[:3]; !slices.Equal(sorted(first), []string{"app-eu", "db-eu", "shared"}) {
+		t.Errorf("first round %v", first)
+	}
+	rs := st.Rollouts["clusters"]
+	if rs.Phase != rollout.PhaseCompleted || !slices.Equal(rs.Canary, []string{"eu"}) || len(rs.Members) != 3 || !rs.Members["us"].New {
+		t.Fatalf("rollout %+v members %v", rs.State, rs.Members)
+	}
+	if calls := hs.calls["eu"]; calls == 0 {
+		t.Errorf("the health command never ran for member eu")
+	}
+	// A sick canary fails: both its items go back to v1, nobody else moves.
+	hs.set("eu", true)
+	v2 := keyed(keys, `{"export":"v2"}`, s)
+	n = len(h.d.callList())
+	st2 := h.e.Apply(context.Background(), v2, st, h.run("job-2"))
+	if st2.Rollouts["clusters"].Phase != rollout.PhaseCanaryFailed {
+		t.Fatalf("rollout %+v", st2.Rollouts["clusters"].State)
+	}
+	if got := sorted(h.d.reconciledSince(n)); !slices.Equal(got, []string{"app-eu", "app-eu", "db-eu", "db-eu"}) {
+		t.Errorf("ran %v; want the canary's items, then their revert", got)
+	}
+	for _, it := range []string{"app-eu", "db-eu"} {
+		if is := st2.Items[it]; is.AppliedHash != v1.Items[it].Hash() {
+			t.Errorf("%s not reverted to v1", it)
+		}
+	}
+	if p := PlanJob(v2, st2); !slices.Equal(p.Hold, []string{"app-ap", "app-eu", "app-us", "db-ap", "db-eu", "db-us"}) {
+		t.Errorf("hold after auto-fail: %v", p.Hold)
+	}
+}
+
+func sorted(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
+}

@@ -101,6 +101,11 @@ type Execution struct {
 	// every item runs as soon as its dependencies allow.
 	Groups  map[string]string
 	Rollout *rollout.Strategy
+	// Members names the member an item belongs to within its group (item
+	// name -> member name), where a member is more than one item: an
+	// installation's member is a target key, and every item the node
+	// renders for that key. Absent: the item is a member by itself.
+	Members map[string]string
 }
 
 // ItemStatus is what is known about one deploy item. Only the item's

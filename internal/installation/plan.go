@@ -8,6 +8,7 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/rollout"
 )
 
 // Plan says what a job would do to one installation and its subtree. The
@@ -77,12 +78,13 @@ func (e *PathError) Error() string {
 func (e *PathError) Unwrap() error { return e.Err }
 
 // PlanTree renders the tree from the root's blueprint and imports, as far
-// as it can be known before anything runs, and compares it with prev.
-func PlanTree(ctx context.Context, bp Blueprint, imp Imports, prev *Status, reconcileTrigger string) (*Plan, error) {
-	return planNode(ctx, "", bp, imp, prev, reconcileTrigger)
+// as it can be known before anything runs, and compares it with prev. s
+// is the rollout strategy, or nil.
+func PlanTree(ctx context.Context, bp Blueprint, imp Imports, prev *Status, reconcileTrigger string, s *rollout.Strategy) (*Plan, error) {
+	return planNode(ctx, "", bp, imp, prev, reconcileTrigger, s)
 }
 
-func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev *Status, trigger string) (*Plan, error) {
+func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev *Status, trigger string, s *rollout.Strategy) (*Plan, error) {
 	var state map[string][]byte
 	if prev != nil {
 		state = prev.State
@@ -101,7 +103,7 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 	if prev != nil {
 		prevEx, prevSubs = prev.Execution, prev.Subs
 	}
-	p.Job = engine.PlanJob(engine.Execution{Items: rendered.Items, ReconcileTrigger: trigger}, prevEx)
+	p.Job = engine.PlanJob(execution("", rendered.Items, imp, trigger, s), prevEx)
 	for _, name := range slices.Sorted(maps.Keys(prevSubs)) {
 		if _, ok := deps[name]; !ok {
 			p.Orphans = append(p.Orphans, name)
@@ -121,7 +123,7 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 			sp = &Plan{Path: subPath}
 		} else if err != nil {
 			return nil, &PathError{Path: subPath, Err: err}
-		} else if sp, err = planNode(ctx, subPath, sub.Blueprint, imp, prevSubs[sub.Name], trigger); err != nil {
+		} else if sp, err = planNode(ctx, subPath, sub.Blueprint, imp, prevSubs[sub.Name], trigger, s); err != nil {
 			return nil, err
 		}
 		plans[sub.Name] = sp

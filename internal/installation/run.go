@@ -19,6 +19,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/dag"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/rollout"
 )
 
 // Event reports progress: a phase transition of an installation (Item is
@@ -51,6 +52,9 @@ type Runner struct {
 	// JobID is the ID Apply runs its job under, such as one a plan
 	// announced; empty means a fresh one.
 	JobID string
+	// Rollout, when set, moves the members of every node's rollout groups
+	// (see execution) canary first, then batch by batch.
+	Rollout *rollout.Strategy
 }
 
 func (r *Runner) emit(ev Event) {
@@ -164,7 +168,7 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		ex := engine.Execution{Name: r.executionName(path), Items: rendered.Items, ReconcileTrigger: r.ReconcileTrigger}
+		ex := execution(r.executionName(path), rendered.Items, imp, r.ReconcileTrigger, r.Rollout)
 		st.Execution = r.Engine.Apply(ctx, ex, st.Execution, engine.Run{JobID: jobID, Resources: rendered.Resources, Observe: func(ev engine.Event) {
 			r.emit(Event{Path: path, JobID: jobID, Item: &ev})
 		}})
@@ -172,6 +176,14 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	sc := newScope(imp)
 	subErr := r.runSubs(ctx, path, rendered.Subs, deps, st, sc, jobID)
 	wg.Wait()
+	if e, ok := rolloutWait(st, jobID, subErr); ok {
+		// Everything that ran is fine and a rollout waits (paused, or
+		// left for the next apply): the installation is still
+		// progressing, and keeps the exports of its last success.
+		st.LastError, st.JobIDFinished = e, jobID
+		n.setPhase(core.PhaseProgressing)
+		return st
+	}
 	if err := progressError(st, subErr); err != nil {
 		return n.fail(core.PhaseFailed, err)
 	}

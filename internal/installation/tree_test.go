@@ -145,11 +145,11 @@ func TestApplyRunsSiblingsInDataFlowOrderAndCollectsExports(t *testing.T) {
 		t.Fatalf("d depends on %v", deps)
 	}
 
-	p, err := PlanTree(context.Background(), diamond(), Imports{Data: map[string]any{"v": "hello"}}, st, "")
+	p, err := PlanTree(context.Background(), diamond(), Imports{Data: map[string]any{"v": "hello"}}, st, "", nil)
 	if err != nil || !p.Noop || !p.AllKnown() {
 		t.Fatalf("plan after success: noop %v err %v", p.Noop, err)
 	}
-	p, err = PlanTree(context.Background(), diamond(), Imports{Data: map[string]any{"v": "changed"}}, st, "")
+	p, err = PlanTree(context.Background(), diamond(), Imports{Data: map[string]any{"v": "changed"}}, st, "", nil)
 	if err != nil || p.Noop || p.AllKnown() {
 		t.Fatalf("plan with changed imports: noop %v known %v err %v", p.Noop, p.AllKnown(), err)
 	}
@@ -228,7 +228,7 @@ func TestPlanTimeErrorsNameTheSiblings(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := PlanTree(context.Background(), &fakeBP{id: "root", subs: tc.subs}, Imports{}, nil, "")
+			_, err := PlanTree(context.Background(), &fakeBP{id: "root", subs: tc.subs}, Imports{}, nil, "", nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
@@ -247,10 +247,10 @@ func TestReconcileTriggerRunsTheWholeTree(t *testing.T) {
 	r, _ := newRunner()
 	imp := Imports{Data: map[string]any{"v": 1}}
 	st := r.Apply(context.Background(), diamond(), imp, nil)
-	if p, err := PlanTree(context.Background(), diamond(), imp, st, ""); err != nil || !p.Noop {
+	if p, err := PlanTree(context.Background(), diamond(), imp, st, "", nil); err != nil || !p.Noop {
 		t.Fatalf("same trigger: noop %v err %v", p.Noop, err)
 	}
-	p, err := PlanTree(context.Background(), diamond(), imp, st, "again")
+	p, err := PlanTree(context.Background(), diamond(), imp, st, "again", nil)
 	if err != nil || p.Noop {
 		t.Fatalf("new trigger: noop %v err %v", p.Noop, err)
 	}
@@ -273,7 +273,7 @@ func TestReconcileTriggerRunsTheWholeTree(t *testing.T) {
 // A plan of a tree never run holds what each node it could render was
 // rendered from and into: what the blueprint data source shows.
 func TestPlanHoldsRenderedImportsAndItems(t *testing.T) {
-	p, err := PlanTree(context.Background(), diamond(), Imports{Data: map[string]any{"v": "hello"}}, nil, "")
+	p, err := PlanTree(context.Background(), diamond(), Imports{Data: map[string]any{"v": "hello"}}, nil, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,7 +150,7 @@ func (b *blueprints) read(ctx context.Context, config tftypes.Value) (tftypes.Va
 		return config, loadProblems(err)
 	}
 	ps = componentWarnings(bp)
-	p, err := installation.PlanTree(ctx, bp, imp, nil, "")
+	p, err := installation.PlanTree(ctx, bp, imp, nil, "", nil)
 	if err != nil {
 		return config, append(ps, loadProblems(err)...)
 	}

@@ -86,13 +86,18 @@ func phases(items map[string]map[string]any) map[string]string {
 // plannedAfter returns the planned value and the unknown-markers of
 // landscaper_execution.app.
 func plannedAfter(req plancheck.CheckPlanRequest) (after, unknown map[string]any, err error) {
+	return plannedAfterOf(req, "landscaper_execution.app")
+}
+
+// plannedAfterOf is plannedAfter for the resource at address.
+func plannedAfterOf(req plancheck.CheckPlanRequest, address string) (after, unknown map[string]any, err error) {
 	for _, rc := range req.Plan.ResourceChanges {
-		if rc.Address != "landscaper_execution.app" {
+		if rc.Address != address {
 			continue
 		}
 		after, _ = rc.Change.After.(map[string]any)
 		unknown, _ = rc.Change.AfterUnknown.(map[string]any)
 		return after, unknown, nil
 	}
-	return nil, nil, fmt.Errorf("no change planned for landscaper_execution.app")
+	return nil, nil, fmt.Errorf("no change planned for %s", address)
 }

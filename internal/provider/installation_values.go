@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/rollout"
 )
 
 // The status attribute of landscaper_installation flattens the tree:
@@ -46,10 +48,21 @@ func (x *installations) nodeValue(s *installation.Status) tftypes.Value {
 // treeStatus collects the flattened parts of a status.
 type treeStatus struct {
 	nodes, items, errors map[string]tftypes.Value
+	// rollouts are every node's rollout groups, by "<path>/<group>".
+	rollouts map[string]*engine.RolloutStatus
 }
 
 func newTreeStatus() treeStatus {
 	return treeStatus{nodes: map[string]tftypes.Value{}, items: map[string]tftypes.Value{}, errors: map[string]tftypes.Value{}}
+}
+
+func (ts *treeStatus) addRollouts(path string, rs map[string]*engine.RolloutStatus) {
+	for g, r := range rs {
+		if ts.rollouts == nil {
+			ts.rollouts = map[string]*engine.RolloutStatus{}
+		}
+		ts.rollouts[installation.Join(path, g)] = r
+	}
 }
 
 func (x *installations) addItem(ts treeStatus, key string, is *engine.ItemStatus) {
@@ -71,6 +84,7 @@ func (x *installations) statusValue(st *installation.Status) tftypes.Value {
 		for n, is := range s.Execution.Items {
 			x.addItem(ts, installation.Join(p, n), is)
 		}
+		ts.addRollouts(p, s.Execution.Rollouts)
 	})
 	return x.statusObject(st.Phase, st.JobID, st.JobIDFinished, st.LastError, ts)
 }
@@ -85,6 +99,7 @@ func (x *installations) statusObject(phase core.Phase, jobID, jobIDFinished stri
 		"installations":      tftypes.NewValue(status.AttributeTypes["installations"], ts.nodes),
 		attrDeployItems:      tftypes.NewValue(status.AttributeTypes[attrDeployItems], ts.items),
 		attrDeployItemErrors: tftypes.NewValue(status.AttributeTypes[attrDeployItemErrors], ts.errors),
+		attrRollout:          rolloutStatusValue(as[tftypes.Map](status.AttributeTypes[attrRollout]), ts.rollouts),
 	})
 }
 
@@ -103,6 +118,10 @@ func (x *installations) plannedStatus(prev *installation.Status, p *installation
 	succeeded := stringValue(string(core.PhaseSucceeded))
 	p.Walk(func(np *installation.Plan) {
 		ps := prevOf[np.Path]
+		if ps != nil {
+			// Unchanged: rolloutsMove rules out plans that change them.
+			ts.addRollouts(np.Path, ps.Execution.Rollouts)
+		}
 		if np.Noop && ps != nil {
 			ts.nodes[np.Path] = x.nodeValue(ps)
 		} else {
@@ -154,11 +173,91 @@ func renderedItems(t tftypes.Type, specs map[string]engine.ItemSpec, sec *secret
 
 // plannedItems are the rendered items of every node of a plan; unknown
 // while a node is not rendered yet, as then not even their names are.
-func plannedItems(t tftypes.Type, p *installation.Plan, sec *secrets) tftypes.Value {
+// Members a rollout holds keep the spec they run (prev's).
+func plannedItems(t tftypes.Type, p *installation.Plan, prev *installation.Status, sec *secrets) tftypes.Value {
 	if !p.AllKnown() {
 		return tftypes.NewValue(t, tftypes.UnknownValue)
 	}
-	return renderedItems(t, planSpecs(p), sec)
+	specs := planSpecs(p)
+	prevOf := map[string]*installation.Status{}
+	prev.Walk(func(path string, s *installation.Status) { prevOf[path] = s })
+	p.Walk(func(n *installation.Plan) {
+		for _, item := range n.Job.Hold {
+			if ps := prevOf[n.Path]; ps != nil && ps.Execution.Items[item] != nil {
+				specs[installation.Join(n.Path, item)] = ps.Execution.Items[item].Spec
+			}
+		}
+	})
+	return renderedItems(t, specs, sec)
+}
+
+// rolloutsMove reports whether applying the plan changes the rollout
+// state of any node: a node with rollout groups (now or before) runs a
+// job, or its groups come or go. Such a status is not predicted.
+func rolloutsMove(p *installation.Plan, prev *installation.Status) bool {
+	prevOf := map[string]*installation.Status{}
+	prev.Walk(func(path string, s *installation.Status) { prevOf[path] = s })
+	moves := false
+	p.Walk(func(n *installation.Plan) {
+		var before map[string]*engine.RolloutStatus
+		if ps := prevOf[n.Path]; ps != nil {
+			before = ps.Execution.Rollouts
+		}
+		if n.Job.Rollouts == nil && before == nil {
+			return
+		}
+		if !n.Known || n.Job.Job || len(n.Job.Rollouts) != len(before) {
+			moves = true
+			return
+		}
+		for g := range n.Job.Rollouts {
+			if before[g] == nil {
+				moves = true
+			}
+		}
+	})
+	return moves
+}
+
+// plannedRollouts is rollout_plan: every rendered node's rollout
+// decisions by "<path>/<group>"; null without a rollout, unknown while
+// the strategy or a node is not known.
+func (x *installations) plannedRollouts(p *installation.Plan, strategyKnown bool) tftypes.Value {
+	t := as[tftypes.Map](x.t.AttributeTypes[attrRolloutPlan])
+	if !strategyKnown || !p.AllKnown() {
+		return tftypes.NewValue(t, tftypes.UnknownValue)
+	}
+	var all map[string]rollout.Decision
+	p.Walk(func(n *installation.Plan) {
+		for g, d := range n.Job.Rollouts {
+			if all == nil {
+				all = map[string]rollout.Decision{}
+			}
+			all[installation.Join(n.Path, g)] = d
+		}
+	})
+	return rolloutPlanValue(t, all)
+}
+
+// validateTreeRollout checks canary.members against the members the
+// tree renders, once every node is rendered.
+func validateTreeRollout(s *rollout.Strategy, p *installation.Plan) problems {
+	var ps problems
+	if s == nil {
+		return ps
+	}
+	known, members := p.AllKnown(), p.Members()
+	for _, pr := range s.Validate(members, "a target map key or target list index any deploy item of the tree targets") {
+		if !known && strings.HasPrefix(pr.Field, "canary.members") {
+			continue // members of nodes not rendered yet may have them
+		}
+		ps.add(rolloutPath(strings.Split(pr.Field, ".")...), "Invalid rollout", pr.Message)
+	}
+	if known && len(members) == 0 {
+		ps.warn(attrPath(attrRollout), "Rollout has no members", "No deploy item of the tree targets an element "+
+			"of a target map or target list import, so every item runs as soon as its dependencies allow.")
+	}
+	return ps
 }
 
 // planSpecs are the items of the rendered nodes of a plan, by key.

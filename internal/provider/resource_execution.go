@@ -111,8 +111,8 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 				}},
 			},
 			attrTargets:     targetsAttribute("Targets the deploy items act on, by name"),
-			attrRollout:     rolloutAttribute(),
-			attrRolloutPlan: rolloutPlanAttribute(),
+			attrRollout:     rolloutAttribute(executionRollout),
+			attrRolloutPlan: rolloutPlanAttribute(executionRollout),
 			"exports": schema.DynamicAttribute{
 				MarkdownDescription: "An object with one attribute per deploy item holding its export " +
 					"(null when the item exported nothing, failed, or its export is sensitive).",
@@ -137,7 +137,7 @@ func (r *executionResource) Schema(ctx context.Context, _ resource.SchemaRequest
 						Computed:            true,
 						NestedObject:        schema.NestedAttributeObject{Attributes: itemStatusAttributes()},
 					},
-					attrRollout: rolloutStatusAttribute(),
+					attrRollout: rolloutStatusAttribute(executionRollout),
 				},
 			},
 			attrPlanClusterChanges: planClusterChangesAttribute(),
@@ -359,7 +359,7 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 	}
 	unknown := map[string]bool{}
 	if !job.Noop() {
-		f[attrRolloutPlan] = rolloutPlanValue(x.vt.rolloutPlan(), job)
+		f[attrRolloutPlan] = rolloutPlanValue(x.vt.rolloutPlan(), job.Rollouts)
 	}
 	switch {
 	case job.Noop():
@@ -403,14 +403,14 @@ func (x *executions) applyItems(r *jobRun[storedExecution]) (tftypes.Value, []by
 	e := r.engine
 	var err error
 	if !f[attrRolloutPlan].IsKnown() {
-		f[attrRolloutPlan] = rolloutPlanValue(x.vt.rolloutPlan(), engine.PlanJob(want.exec, saved.Status))
+		f[attrRolloutPlan] = rolloutPlanValue(x.vt.rolloutPlan(), engine.PlanJob(want.exec, saved.Status).Rollouts)
 	}
 	sensitive := saved.sensitiveNames(want.sensitive)
 	logs := newJobLogger(ctx, sensitive, saved.Status)
 	st := logs.redact(e.Apply(ctx, want.exec, saved.Status, engine.Run{Observe: logs.observe}))
 	if st.JobID != saved.Status.JobID {
 		ps = append(ps, itemProblems(st)...)
-		ps = append(ps, rolloutProblems(st, r.prior.IsNull())...)
+		ps = append(ps, rolloutProblems(st, r.prior.IsNull(), "")...)
 	}
 	f["status"] = x.vt.statusValue(st)
 	f[attrClusterChanges] = keepClusterChanges(x.vt.resource.AttributeTypes[attrClusterChanges], f[attrClusterChanges])

@@ -30,8 +30,9 @@ import (
 const installationType = "landscaper_installation"
 
 // installationSchemaVersion is bumped whenever the schema's type changes.
-// Version 2 added deploy_items and sensitive_imports and slimmed status.
-const installationSchemaVersion = 2
+// Version 2 added deploy_items and sensitive_imports and slimmed status;
+// version 3 rollout, rollout_plan and status.rollout.
+const installationSchemaVersion = 3
 
 var (
 	_ resource.Resource                = (*installationResource)(nil)
@@ -197,8 +198,11 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 						Computed:     true,
 						NestedObject: schema.NestedAttributeObject{Attributes: errorSchema("the deploy item").Attributes},
 					},
+					attrRollout: rolloutStatusAttribute(installationRollout),
 				},
 			},
+			attrRollout:            rolloutAttribute(installationRollout),
+			attrRolloutPlan:        rolloutPlanAttribute(installationRollout),
 			attrPlanClusterChanges: planClusterChangesAttribute(),
 			attrClusterChanges:     clusterChangesAttribute("`\"<installation path>/<item>\"`, as in `deploy_items`"),
 			"timeouts":             timeoutsAttribute(ctx, "installation"),
@@ -231,6 +235,8 @@ func (x *installations) validate(_ context.Context, config tftypes.Value) proble
 	f := fields(config)
 	validateName(&ps, attrPath("name"), "name", f["name"])
 	ps = append(ps, validateTimeouts(f["timeouts"])...)
+	_, _, rps := strategyOf(f[attrRollout])
+	ps = append(ps, rps...)
 	return append(ps, validateInstallationInputs(f, x.deployers)...)
 }
 
@@ -534,7 +540,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		}
 	}
 	unknownAll := func() tftypes.Value {
-		unknown("status", "exports", "target_exports", attrDeployItems, attrClusterChanges)
+		unknown("status", "exports", "target_exports", attrDeployItems, attrClusterChanges, attrRolloutPlan)
 		return tftypes.NewValue(x.t, f)
 	}
 	if prior.IsNull() {
@@ -558,10 +564,12 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	warnings := componentWarnings(bp)
 	sec := secretsOf(f, imp)
 	sec.addTree(saved.Status)
+	strategy, strategyKnown, _ := strategyOf(f[attrRollout])
 	// A settled tree whose imports and blueprint content are as they were
-	// has nothing to do: no need to render it.
+	// has nothing to do: no need to render it. A rollout (set, or taken
+	// away) may change its status all the same.
 	if len(replace) == 0 && settledMark(priorPrivate) && saved.Status.InputHash == installation.InputHash(bp, imp) &&
-		saved.Status.ReconcileTrigger == str(f[attrReconcileTrigger]) {
+		saved.Status.ReconcileTrigger == str(f[attrReconcileTrigger]) && f[attrRollout].IsNull() && pf[attrRollout].IsNull() {
 		if pf[attrDeployItems].IsNull() || pf["status"].IsNull() {
 			// State of version 1 (see upgradeJSON): filled in once.
 			pf[attrDeployItems] = statusItems(x.t.AttributeTypes[attrDeployItems], saved.Status, sec)
@@ -569,14 +577,20 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 			if pf["exports"], pf["target_exports"], err = x.exportValues(saved.Status); err != nil {
 				warnings.add(attrPath("exports"), "Export cannot be represented", err.Error())
 			}
-			return tftypes.NewValue(x.t, pf), nil, warnings
 		}
-		return prior, nil, warnings
+		// What was computed stays; what is configured (timeouts, say) is
+		// taken as given.
+		for _, a := range []string{"status", "exports", "target_exports", attrDeployItems, attrClusterChanges, attrRolloutPlan} {
+			f[a] = pf[a]
+		}
+		return tftypes.NewValue(x.t, f), nil, warnings
 	}
-	p, err := installation.PlanTree(ctx, bp, imp, saved.Status, str(f[attrReconcileTrigger]))
+	p, err := installation.PlanTree(ctx, bp, imp, saved.Status, str(f[attrReconcileTrigger]), strategy)
 	if err != nil {
 		return unknownAll(), replace, append(warnings, loadProblems(err)...)
 	}
+	warnings = append(warnings, validateTreeRollout(strategy, p)...)
+	f[attrRolloutPlan] = x.plannedRollouts(p, strategyKnown)
 	p.Walk(func(n *installation.Plan) {
 		for _, w := range n.Warnings {
 			where := "the root installation"
@@ -587,13 +601,16 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		}
 	})
 	p.Walk(func(n *installation.Plan) { sec.addImports(n.Imports) })
-	f[attrDeployItems] = plannedItems(x.t.AttributeTypes[attrDeployItems], p, sec)
+	f[attrDeployItems] = plannedItems(x.t.AttributeTypes[attrDeployItems], p, saved.Status, sec)
 	f[attrClusterChanges] = tftypes.NewValue(x.t.AttributeTypes[attrClusterChanges], nil)
 	if p.Noop && !replaceNeeded(replace) {
 		if pf != nil {
 			f[attrClusterChanges] = pf[attrClusterChanges]
 		}
 		f["status"] = x.statusValue(saved.Status)
+		if rolloutsMove(p, saved.Status) {
+			unknown("status")
+		}
 		f["exports"], f["target_exports"], err = x.exportValues(saved.Status)
 		ps := warnings
 		if err != nil {
@@ -609,7 +626,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		// No target exports to wait for: the plan need not show them as changing.
 		f["target_exports"] = tftypes.NewValue(x.t.AttributeTypes["target_exports"], map[string]tftypes.Value{})
 	}
-	if saved.Status == nil || !p.AllKnown() || replaceNeeded(replace) {
+	if saved.Status == nil || !p.AllKnown() || replaceNeeded(replace) || !strategyKnown || rolloutsMove(p, saved.Status) {
 		unknown("status")
 		return tftypes.NewValue(x.t, f), replace, warnings
 	}
@@ -680,12 +697,27 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	if err != nil {
 		return r.failed(loadProblems(err))
 	}
+	strategy, _, rps := strategyOf(f[attrRollout])
+	if rps.errors() {
+		return r.failed(rps)
+	}
+	trigger := str(f[attrReconcileTrigger])
+	if !f[attrRolloutPlan].IsKnown() {
+		// The plan could not render the whole tree; what it renders now.
+		f[attrRolloutPlan] = tftypes.NewValue(x.t.AttributeTypes[attrRolloutPlan], nil)
+		if p, err := installation.PlanTree(ctx, bp, imp, r.saved.Status, trigger, strategy); err == nil {
+			f[attrRolloutPlan] = x.plannedRollouts(p, true)
+		}
+	}
 	logs := newJobLogger(ctx, nil, engine.Status{})
 	runner := &installation.Runner{Engine: r.engine, Name: str(f["name"]), Observe: logs.observeInstallation,
-		ReconcileTrigger: str(f[attrReconcileTrigger]), JobID: str(fields(f["status"])["job_id"])}
+		ReconcileTrigger: trigger, JobID: str(fields(f["status"])["job_id"]), Rollout: strategy}
 	st := runner.Apply(ctx, bp, imp, r.saved.Status)
 	redactTree(logs, st)
 	ps = append(ps, treeProblems(st)...)
+	st.Walk(func(p string, s *installation.Status) {
+		ps = append(ps, rolloutProblems(s.Execution, r.prior.IsNull(), p)...)
+	})
 	promised := f[attrDeployItems]
 	var state tftypes.Value
 	var priv []byte
@@ -817,6 +849,9 @@ func treeProblems(st *installation.Status) problems {
 			name := "Installation"
 			if p != "" {
 				name = fmt.Sprintf("Sub-installation %q", p)
+			}
+			if rolloutError(s.LastError) {
+				return // rolloutProblems says why, and where
 			}
 			if p == "" || !strings.HasPrefix(s.LastError.Reason, "SubInstallations") {
 				ps.add(nil, name+" "+strings.ToLower(string(s.Phase)), errorDetail(s.LastError))

@@ -14,13 +14,15 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/rollout"
 )
 
-// Progressive rollouts of landscaper_execution: the `rollout` attribute,
-// `deploy_items[*].rollout_group`, `status.rollout` and `rollout_plan`.
-// The decisions are internal/rollout's and the engine's; this file only
-// translates.
+// Progressive rollouts of both resources: the `rollout` attribute,
+// `status.rollout` and `rollout_plan`, and the execution's
+// `deploy_items[*].rollout_group`. The decisions are internal/rollout's,
+// the engine's and (which items are members of an installation) the
+// installation tree's; this file only translates.
 
 const (
 	attrRollout      = "rollout"
@@ -55,12 +57,44 @@ func maxRestartsObject(what string) schema.SingleNestedAttribute {
 	}
 }
 
-func rolloutAttribute() schema.SingleNestedAttribute {
+// rolloutSubject says what members are, for the descriptions of one resource.
+type rolloutSubject struct {
+	// members completes "Progressive rollout of ".
+	members string
+	// canaryMembers describes canary.members.
+	canaryMembers string
+	// others completes "... runs as before".
+	others string
+	// group names a group's key in status.rollout and rollout_plan.
+	group string
+}
+
+var (
+	executionRollout = rolloutSubject{
+		members: "the deploy items that set `rollout_group` (the *members*; " +
+			"items with the same group form one group, and every group follows this strategy)",
+		canaryMembers: "Keys of `deploy_items` (members) that are the canary.",
+		others:        "Items without a group",
+		group:         "`rollout_group`",
+	}
+	installationRollout = rolloutSubject{
+		members: "what the blueprint renders per target: each deploy item that targets an element of a " +
+			"target map or list import (`target: {import: clusters, key: eu-1}`) is part of the *member* named by " +
+			"that key (a list's index), together with every other item the same installation renders for it; the " +
+			"items of one installation that target one import form a *group*, and every group of the tree follows " +
+			"this strategy",
+		canaryMembers: "Target map keys (or target list indexes) whose members are the canary, such as `[\"eu-1\"]`; " +
+			"in every group that has them.",
+		others: "Items that target no element of a target map or list",
+		group:  "`\"<installation path>/<target map or list import>\"` (the root's groups by the import's name alone)",
+	}
+)
+
+func rolloutAttribute(of rolloutSubject) schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
-		MarkdownDescription: "Progressive rollout of the deploy items that set `rollout_group` (the *members*; " +
-			"items with the same group form one group, and every group follows this strategy). When members' specs " +
+		MarkdownDescription: "Progressive rollout of " + of.members + ". When members' specs " +
 			"change (and on the first create), the canary runs the new spec first and bakes for `duration`, its health " +
-			"watched; then the rest move batch by batch. Items without a group run as before, without waiting. " +
+			"watched; then the rest move batch by batch. " + of.others + " run as before, without waiting. " +
 			"An apply that ends before the rollout completes (paused, failed, interrupted) fails with a diagnostic " +
 			"naming the members on the new and on the old spec; the next apply goes on from there. See the " +
 			"fleet rollouts guide.",
@@ -72,7 +106,7 @@ func rolloutAttribute() schema.SingleNestedAttribute {
 				Optional: true,
 				Attributes: map[string]schema.Attribute{
 					"members": schema.ListAttribute{Optional: true, ElementType: types.StringType,
-						MarkdownDescription: "Keys of `deploy_items` (members) that are the canary."},
+						MarkdownDescription: of.canaryMembers},
 					"count": schema.Int64Attribute{Optional: true, MarkdownDescription: "How many members are the canary."},
 					"percent": schema.Int64Attribute{Optional: true, MarkdownDescription: "Which share of the members " +
 						"is the canary, from 1 to 100, rounded up to at least one member."},
@@ -133,9 +167,9 @@ func conditionAttributes() map[string]schema.Attribute {
 	}
 }
 
-func rolloutStatusAttribute() schema.MapNestedAttribute {
+func rolloutStatusAttribute(of rolloutSubject) schema.MapNestedAttribute {
 	return schema.MapNestedAttribute{
-		MarkdownDescription: "The rollout of each group, by `rollout_group`; null without `rollout`.",
+		MarkdownDescription: "The rollout of each group, by " + of.group + "; null without `rollout`.",
 		Computed:            true,
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "`Canary` (the canary runs the " +
@@ -149,7 +183,7 @@ func rolloutStatusAttribute() schema.MapNestedAttribute {
 			"canary":  schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "The canary members."},
 			"members": schema.MapNestedAttribute{
 				Computed:            true,
-				MarkdownDescription: "Every member, by item key.",
+				MarkdownDescription: "Every member, by name.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"revision": schema.StringAttribute{Computed: true, MarkdownDescription: "Short hash of the spec " +
 						"the member last ran successfully; null when it never did."},
@@ -168,9 +202,9 @@ func rolloutStatusAttribute() schema.MapNestedAttribute {
 	}
 }
 
-func rolloutPlanAttribute() schema.MapNestedAttribute {
+func rolloutPlanAttribute(of rolloutSubject) schema.MapNestedAttribute {
 	return schema.MapNestedAttribute{
-		MarkdownDescription: "What the apply planned for each rollout group, by `rollout_group`: the members it " +
+		MarkdownDescription: "What the apply planned for each rollout group, by " + of.group + ": the members it " +
 			"may move (the canary, then batches, in order) and those it leaves as they are. It may stop earlier " +
 			"(health, failure). Null without `rollout`.",
 		Computed: true,
@@ -313,7 +347,7 @@ func validateRollout(f map[string]tftypes.Value) problems {
 		}
 	}
 	slices.Sort(members)
-	for _, p := range s.Validate(members) {
+	for _, p := range s.Validate(members, "a deploy item with a rollout_group") {
 		if !allKnown && strings.HasPrefix(p.Field, "canary.members") {
 			continue
 		}
@@ -322,9 +356,9 @@ func validateRollout(f map[string]tftypes.Value) problems {
 	return ps
 }
 
-// rolloutStatusValue renders st.Rollouts; null when there are none.
-func rolloutStatusValue(t tftypes.Map, st engine.Status) tftypes.Value {
-	if st.Rollouts == nil {
+// rolloutStatusValue renders rollouts by group; null when there are none.
+func rolloutStatusValue(t tftypes.Map, rollouts map[string]*engine.RolloutStatus) tftypes.Value {
+	if rollouts == nil {
 		return tftypes.NewValue(t, nil)
 	}
 	ot := as[tftypes.Object](t.ElementType)
@@ -333,7 +367,7 @@ func rolloutStatusValue(t tftypes.Map, st engine.Status) tftypes.Value {
 	ct := as[tftypes.List](ot.AttributeTypes["conditions"])
 	cot := as[tftypes.Object](ct.ElementType)
 	out := map[string]tftypes.Value{}
-	for g, rs := range st.Rollouts {
+	for g, rs := range rollouts {
 		members := map[string]tftypes.Value{}
 		for m, ms := range rs.Members {
 			members[m] = tftypes.NewValue(mot, map[string]tftypes.Value{
@@ -373,15 +407,15 @@ func stringListValue(s []string) tftypes.Value {
 	return tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, vals)
 }
 
-// rolloutPlanValue renders what plan may do with each group; null
+// rolloutPlanValue renders what a job may do with each group; null
 // without rollouts.
-func rolloutPlanValue(t tftypes.Map, plan engine.Plan) tftypes.Value {
-	if plan.Rollouts == nil {
+func rolloutPlanValue(t tftypes.Map, decisions map[string]rollout.Decision) tftypes.Value {
+	if decisions == nil {
 		return tftypes.NewValue(t, nil)
 	}
 	ot := as[tftypes.Object](t.ElementType)
 	out := map[string]tftypes.Value{}
-	for g, d := range plan.Rollouts {
+	for g, d := range decisions {
 		var canary []string
 		bake := false
 		var batches []tftypes.Value
@@ -409,13 +443,15 @@ func rolloutPlanValue(t tftypes.Map, plan engine.Plan) tftypes.Value {
 // warning: the apply did what was asked. Other stops (auto-pause, out of
 // time) are errors, except in a create: Terraform taints a resource
 // whose create fails, and its replacement would start the rollout over.
-func rolloutProblems(st engine.Status, create bool) problems {
+// Groups are named by path/group (path "" for an execution).
+func rolloutProblems(st engine.Status, create bool, path string) problems {
 	var ps problems
-	for _, g := range slices.Sorted(maps.Keys(st.Rollouts)) {
-		rs := st.Rollouts[g]
+	for _, name := range slices.Sorted(maps.Keys(st.Rollouts)) {
+		rs := st.Rollouts[name]
 		if rs.Phase == rollout.PhaseCompleted || rs.JobID != st.JobID {
 			continue
 		}
+		g := installation.Join(path, name)
 		var newSpec, oldSpec []string
 		for _, m := range slices.Sorted(maps.Keys(rs.Members)) {
 			if rs.Members[m].New {

@@ -130,12 +130,13 @@ type Problem struct {
 }
 
 // Validate checks a strategy against the names of the members of every
-// group (all), at plan time.
-func (s Strategy) Validate(all []string) []Problem {
+// group (all), at plan time; what says what a member is, for messages
+// about a name that is none ("a deploy item with a rollout_group").
+func (s Strategy) Validate(all []string, what string) []Problem {
 	var out []Problem
 	for i, m := range s.CanaryMembers {
 		if !slices.Contains(all, m) {
-			out = append(out, Problem{fmt.Sprintf("canary.members[%d]", i), fmt.Sprintf("%q is not a deploy item with a rollout_group; members: %s", m, orNone(all))})
+			out = append(out, Problem{fmt.Sprintf("canary.members[%d]", i), fmt.Sprintf("%q is not %s; members: %s", m, what, orNone(all))})
 		}
 		if slices.Contains(s.CanaryMembers[:i], m) {
 			out = append(out, Problem{fmt.Sprintf("canary.members[%d]", i), fmt.Sprintf("%q is listed twice", m)})

@@ -82,14 +82,14 @@ func TestValidate(t *testing.T) {
 		{Strategy{AutoFail: new(int), CanaryMembers: []string{"a", "a"}}, `canary.members[1]: "a" is listed twice`},
 	} {
 		var got []string
-		for _, p := range c.s.Validate([]string{"a", "b"}) {
+		for _, p := range c.s.Validate([]string{"a", "b"}, "a deploy item") {
 			got = append(got, p.Field+": "+p.Message)
 		}
 		if !strings.Contains(strings.Join(got, "\n"), c.want) {
 			t.Errorf("%+v: got %q, want %q", c.s, got, c.want)
 		}
 	}
-	if ps := (Strategy{CanaryCount: 1, Batches: []Step{{Percent: 25}, {Count: 30}, {Percent: 100}}}).Validate(nil); len(ps) != 0 {
+	if ps := (Strategy{CanaryCount: 1, Batches: []Step{{Percent: 25}, {Count: 30}, {Percent: 100}}}).Validate(nil, "a member"); len(ps) != 0 {
 		t.Errorf("valid strategy: %+v", ps)
 	}
 	for _, bad := range []string{"0%", "101%", "x", "-1", "0"} {

@@ -1,0 +1,334 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
+)
+
+// fleetBlueprint renders, like a blueprint for a fleet does, one item
+// "db" for no cluster and two items per key of the target map
+// "clusters": "app-<key>" (exporting the version) and "agent-<key>".
+const fleetBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+jsonSchema: "https://json-schema.org/draft/2019-09/schema"
+imports:
+  - name: clusters
+    type: targetMap
+    targetType: landscaper.gardener.cloud/kubernetes-cluster
+  - name: version
+    type: data
+    schema: {type: string}
+  - name: w
+    type: data
+    schema: {type: string}
+  - name: script
+    type: data
+    schema: {type: string}
+deployExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: db
+          type: exec
+          config:
+            command: ["sh", "-c", {{ toJson .imports.script }}]
+            env: {W: {{ toJson .imports.w }}, EXPORT: '"db"'}
+      {{- range $key, $t := .imports.clusters }}
+      {{- range $kind := list "app" "agent" }}
+        - name: {{ $kind }}-{{ $key }}
+          type: exec
+          target: {import: clusters, key: {{ $key }}}
+          config:
+            command: ["sh", "-c", {{ toJson $.imports.script }}]
+            env: {W: {{ toJson $.imports.w }}, EXPORT: {{ toJson (toJson $.imports.version) }}}
+      {{- end }}
+      {{- end }}
+`
+
+// fakeKubeconfig is a valid kubeconfig of a cluster nobody serves: exec
+// items get it as their target and never connect.
+const fakeKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+users: [{name: u, user: {token: not-a-real-token}}]
+`
+
+// fleetInstallation is landscaper_installation "app" of fleetBlueprint
+// over clusters eu-1, eu-2, us-1, us-2 with the given version, rollout
+// body and reconcile trigger.
+func (w *world) fleetInstallation(version, rolloutBody, trigger string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "locals {\n  kubeconfig = jsonencode({ kubeconfig = %q })\n}\n", fakeKubeconfig)
+	fmt.Fprintf(&b, `resource "landscaper_installation" "app" {
+  name      = "fleet"
+  blueprint = { filesystem = { "blueprint.yaml" = %q } }
+  imports   = { version = %q, w = %q, script = %q }
+  target_maps = { clusters = {
+    for k in ["eu-1", "eu-2", "us-1", "us-2"] : k => { type = "landscaper.gardener.cloud/kubernetes-cluster", config = local.kubeconfig }
+  } }
+`, fleetBlueprint, version, w.Dir, acctest.Script)
+	if trigger != "" {
+		fmt.Fprintf(&b, "  reconcile_trigger = %q\n", trigger)
+	}
+	if rolloutBody != "" {
+		fmt.Fprintf(&b, "  rollout = {\n%s\n  }\n", rolloutBody)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+var fleetKeys = []string{"eu-1", "eu-2", "us-1", "us-2"}
+
+func instRollout(field ...string) tfjsonpath.Path {
+	p := tfjsonpath.New("status").AtMapKey("rollout").AtMapKey("clusters")
+	for _, f := range field {
+		p = p.AtMapKey(f)
+	}
+	return p
+}
+
+// fleetOnSpec checks which members (keys) report the new spec.
+func fleetOnSpec(newSpec ...string) []statecheck.StateCheck {
+	var out []statecheck.StateCheck
+	for _, k := range fleetKeys {
+		out = append(out, statecheck.ExpectKnownValue(inst, instRollout("members", k, "new_spec"), knownvalue.Bool(slices.Contains(newSpec, k))))
+	}
+	return out
+}
+
+// memberRounds reads the run log: the keys whose items ran, in order of
+// their first item, and checks each key's two items ran together.
+func memberRounds(w *world) ([]string, error) {
+	var keys []string
+	for _, r := range w.Runs() {
+		n, ok := strings.CutSuffix(r, ":RECONCILE")
+		if !ok || n == "db" {
+			continue
+		}
+		_, key, _ := strings.Cut(n, "-")
+		if !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+	}
+	return keys, nil
+}
+
+// fleetPlanIs checks rollout_plan.clusters in the plan.
+func fleetPlanIs(canary, batches, hold string) plancheck.PlanCheck {
+	return acctest.PlanFunc(func(req plancheck.CheckPlanRequest) error {
+		after, _, err := plannedAfterOf(req, inst)
+		if err != nil {
+			return err
+		}
+		p, _ := acctest.Dig(after, "rollout_plan", "clusters").(map[string]any)
+		got := fmt.Sprintf("canary=%v batches=%v hold=%v", p["canary"], p["batches"], p["hold"])
+		want := fmt.Sprintf("canary=%s batches=%s hold=%s", canary, batches, hold)
+		if got != want {
+			return fmt.Errorf("rollout_plan: %s, want %s", got, want)
+		}
+		return nil
+	})
+}
+
+// An installation's members are the target keys its blueprint renders
+// items for: the canary key's items run first and bake, then the rest
+// batch by batch; an item for no target runs at once.
+func TestAccInstallationRollout_canaryBatchesCompleted(t *testing.T) {
+	w := newWorld(t)
+	body := fmt.Sprintf(`    canary   = { members = ["us-1"] }
+    duration = "1s"
+    batches  = ["34%%", "100%%"]
+    auto_fail = { max_restarts = 0 }
+    health   = { command = ["sh", "-c", "echo $LANDSCAPER_MEMBER $LANDSCAPER_MEMBER_ITEMS >> %s/health.log"], interval = "200ms" }`, w.Dir)
+	order := func(canary string, batches ...[]string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			got, _ := memberRounds(w)
+			if len(got) != 4 || got[0] != canary {
+				return fmt.Errorf("members ran %v: want the canary %s first", got, canary)
+			}
+			i := 1
+			for _, b := range batches {
+				if !slices.Equal(slices.Sorted(slices.Values(got[i:i+len(b)])), b) {
+					return fmt.Errorf("members ran %v: want batch %v", got, b)
+				}
+				i += len(b)
+			}
+			if h := w.read("health.log"); !strings.Contains(h, canary+" agent-"+canary+",app-"+canary) {
+				return fmt.Errorf("health command saw %q", h)
+			}
+			return nil
+		}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				// A first create goes canary first too.
+				Config: w.fleetInstallation("v1", body, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					fleetPlanIs("[us-1]", "[[eu-1 eu-2] [us-2]]", "[]"),
+					plancheck.ExpectUnknownValue(inst, tfjsonpath.New("status")),
+				}},
+				Check: order("us-1", []string{"eu-1", "eu-2"}, []string{"us-2"}),
+				ConfigStateChecks: append(fleetOnSpec(fleetKeys...),
+					statecheck.ExpectKnownValue(inst, instRollout("phase"), knownvalue.StringExact("Completed")),
+					statecheck.ExpectKnownValue(inst, instRollout("canary"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("us-1")})),
+					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+				),
+			},
+			{
+				// Nothing changed: an empty plan.
+				Config: w.fleetInstallation("v1", body, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// A new version: canary, bake, batches, and db does not run again.
+				Config: w.fleetInstallation("v2", body, ""),
+				Check:  order("us-1", []string{"eu-1", "eu-2"}, []string{"us-2"}),
+				ConfigStateChecks: append(fleetOnSpec(fleetKeys...),
+					statecheck.ExpectKnownValue(inst, instRollout("phase"), knownvalue.StringExact("Completed")),
+					statecheck.ExpectKnownValue(inst, tfjsonpath.New(attrDeployItems).AtMapKey("app-eu-2").AtMapKey("config"),
+						knownvalue.StringRegexp(regexp.MustCompile(`"EXPORT":"\\"v2\\""`))),
+				),
+			},
+		},
+	})
+}
+
+// A manual pause runs one stage per apply, and the plan says which
+// members move and which stay; held members keep their rendered config
+// in deploy_items until they move.
+func TestAccInstallationRollout_manualPause(t *testing.T) {
+	w := newWorld(t)
+	body := func(paused bool) string {
+		return fmt.Sprintf("    canary = { count = 1 }\n    batches = [\"2\", \"100%%\"]\n    paused = %t", paused)
+	}
+	appConfig := func(key, version string) statecheck.StateCheck {
+		return statecheck.ExpectKnownValue(inst, tfjsonpath.New(attrDeployItems).AtMapKey("app-"+key).AtMapKey("config"),
+			knownvalue.StringRegexp(regexp.MustCompile(`"EXPORT":"\\"`+version+`\\""`)))
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: w.fleetInstallation("v1", body(false), "")},
+			{
+				Config: w.fleetInstallation("v2", body(true), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					fleetPlanIs("[eu-1]", "[]", "[eu-2 us-1 us-2]"),
+				}},
+				ExpectNonEmptyPlan: true,
+				ConfigStateChecks: append(fleetOnSpec("eu-1"),
+					statecheck.ExpectKnownValue(inst, instRollout("reason"), knownvalue.StringExact("ManualPause")),
+					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("phase"), knownvalue.StringExact("Progressing")),
+					appConfig("eu-1", "v2"), appConfig("us-2", "v1"),
+				),
+			},
+			{
+				// Still paused: the next batch of two.
+				Config: w.fleetInstallation("v2", body(true), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					fleetPlanIs("[]", "[[eu-2 us-1]]", "[us-2]"),
+				}},
+				ExpectNonEmptyPlan: true,
+				ConfigStateChecks:  append(fleetOnSpec("eu-1", "eu-2", "us-1"), appConfig("us-1", "v2"), appConfig("us-2", "v1")),
+			},
+			{
+				// Unpaused: the rest, and the installation succeeds.
+				Config: w.fleetInstallation("v2", body(false), ""),
+				ConfigStateChecks: append(fleetOnSpec(fleetKeys...),
+					statecheck.ExpectKnownValue(inst, instRollout("phase"), knownvalue.StringExact("Completed")),
+					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+					appConfig("us-2", "v2"),
+				),
+			},
+		},
+	})
+}
+
+// A canary whose health fails during the bake trips auto-fail: both of
+// its items go back to the previous spec, nobody else moves, and the
+// apply fails naming which member runs what. The same spec again moves
+// nothing; a new reconcile_trigger tries the canary again.
+func TestAccInstallationRollout_autoFailRevertsCanary(t *testing.T) {
+	w := newWorld(t)
+	body := fmt.Sprintf(`    canary    = { members = ["eu-2"] }
+    duration  = "300ms"
+    auto_fail = { max_restarts = 0 }
+    health    = { command = ["sh", "-c", "test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "100ms" }`, w.Dir)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: w.fleetInstallation("v1", body, ""), Check: func(*terraform.State) error { w.Runs(); return nil }},
+			{
+				PreConfig:   func() { w.Flag("sick-eu-2") },
+				Config:      w.fleetInstallation("v2", body, ""),
+				ExpectError: regexp.MustCompile(`(?s)Rollout of group "clusters" failed: the canary was reverted.*New spec \(revision [0-9a-f]+\): \(none\).*Old spec: eu-1, eu-2, us-1, us-2`),
+			},
+			{
+				PreConfig: func() {
+					// The canary's two items ran v2, then v1 again; nobody else ran.
+					runs := slices.Sorted(slices.Values(w.Runs()))
+					want := []string{"agent-eu-2:RECONCILE", "agent-eu-2:RECONCILE", "app-eu-2:RECONCILE", "app-eu-2:RECONCILE"}
+					if !slices.Equal(runs, want) {
+						t.Errorf("runs %v, want %v", runs, want)
+					}
+				},
+				RefreshState:       true,
+				ExpectNonEmptyPlan: true,
+				Check: resource.ComposeTestCheckFunc(
+					resource.TestCheckResourceAttr(inst, "status.rollout.clusters.phase", "CanaryFailed"),
+					resource.TestCheckResourceAttr(inst, "status.rollout.clusters.reason", "AutoFail"),
+					resource.TestCheckResourceAttr(inst, "status.rollout.clusters.members.eu-2.new_spec", "false"),
+					resource.TestCheckResourceAttr(inst, "status.rollout.clusters.members.eu-2.restarts", "1"),
+					resource.TestCheckResourceAttr(inst, "status.phase", "Failed"),
+					resource.TestMatchResourceAttr(inst, "deploy_items.app-eu-2.config", regexp.MustCompile(`"EXPORT":"\\"v1\\""`)),
+					resource.TestCheckResourceAttr(inst, "status.deploy_items.app-eu-2", "Succeeded"),
+				),
+			},
+			{
+				// Same spec: the failure stands, nothing runs.
+				Config:      w.fleetInstallation("v2", body, ""),
+				ExpectError: regexp.MustCompile(`Rollout of group "clusters" failed`),
+			},
+			{
+				PreConfig: func() {
+					if runs := w.Runs(); len(runs) != 0 {
+						t.Errorf("a held rollout ran %v", runs)
+					}
+					w.Unflag("sick-eu-2")
+				},
+				Config:            w.fleetInstallation("v2", body, "again"),
+				ConfigStateChecks: append(fleetOnSpec(fleetKeys...), statecheck.ExpectKnownValue(inst, instRollout("phase"), knownvalue.StringExact("Completed"))),
+			},
+		},
+	})
+}
+
+// canary.members names target keys; one that no item targets is a plan
+// error at its path, and a rollout without members warns.
+func TestAccInstallationRollout_badCanaryMember(t *testing.T) {
+	w := newWorld(t)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      w.fleetInstallation("v1", `    canary = { members = ["eu-9"] }`, ""),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Invalid rollout.*"eu-9" is not a target map key.*members: eu-1, eu-2, us-1, us-2`),
+		}},
+	})
+}
