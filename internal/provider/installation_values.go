@@ -220,11 +220,12 @@ func rolloutsMove(p *installation.Plan, prev *installation.Status) bool {
 }
 
 // plannedRollouts is rollout_plan: every rendered node's rollout
-// decisions by "<path>/<group>"; null without a rollout, unknown while
-// the strategy or a node is not known.
-func (x *installations) plannedRollouts(p *installation.Plan, strategyKnown bool) tftypes.Value {
+// decisions by "<path>/<group>"; null without a rollout. At plan time
+// (partial false) it is unknown while the strategy or a node is not
+// known; at apply time it holds what can be rendered before the job.
+func (x *installations) plannedRollouts(p *installation.Plan, strategyKnown, partial bool) tftypes.Value {
 	t := as[tftypes.Map](x.t.AttributeTypes[attrRolloutPlan])
-	if !strategyKnown || !p.AllKnown() {
+	if !partial && (!strategyKnown || !p.AllKnown()) {
 		return tftypes.NewValue(t, tftypes.UnknownValue)
 	}
 	var all map[string]rollout.Decision

@@ -590,7 +590,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		return unknownAll(), replace, append(warnings, loadProblems(err)...)
 	}
 	warnings = append(warnings, validateTreeRollout(strategy, p)...)
-	f[attrRolloutPlan] = x.plannedRollouts(p, strategyKnown)
+	f[attrRolloutPlan] = x.plannedRollouts(p, strategyKnown, false)
 	p.Walk(func(n *installation.Plan) {
 		for _, w := range n.Warnings {
 			where := "the root installation"
@@ -706,7 +706,7 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 		// The plan could not render the whole tree; what it renders now.
 		f[attrRolloutPlan] = tftypes.NewValue(x.t.AttributeTypes[attrRolloutPlan], nil)
 		if p, err := installation.PlanTree(ctx, bp, imp, r.saved.Status, trigger, strategy); err == nil {
-			f[attrRolloutPlan] = x.plannedRollouts(p, true)
+			f[attrRolloutPlan] = x.plannedRollouts(p, true, true)
 		}
 	}
 	logs := newJobLogger(ctx, nil, engine.Status{})
