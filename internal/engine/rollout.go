@@ -249,12 +249,12 @@ func (j *job) rollout(ctx context.Context, ex Execution, plan Plan) *core.Error 
 			}
 			switch {
 			case ctx.Err() != nil:
-				j.stop(gr, gr.rs.Phase, rollout.ReasonInterrupted, "the apply was stopped (interrupted or out of time) during "+stageName(s))
+				j.stop(gr, gr.rs.Phase, rollout.ReasonInterrupted, "the apply was stopped (interrupted or out of time) during "+rollout.StageName(s))
 			case len(failed) > 0 && s.Canary:
 				gr.revert = true
 				j.stop(gr, rollout.PhaseCanaryFailed, rollout.ReasonCanaryFailed, "canary "+itemErrors(j.st, failed))
 			case len(failed) > 0:
-				j.stop(gr, rollout.PhaseRollingOut, rollout.ReasonBatchFailed, stageName(s)+" failed: "+itemErrors(j.st, failed))
+				j.stop(gr, rollout.PhaseRollingOut, rollout.ReasonBatchFailed, rollout.StageName(s)+" failed: "+itemErrors(j.st, failed))
 			case s.Canary && !gr.rs.Baked:
 				bakers = append(bakers, gr)
 			default:
@@ -295,13 +295,6 @@ func (j *job) rollout(ctx context.Context, ex Execution, plan Plan) *core.Error 
 	return &core.Error{Reason: reason, Message: strings.Join(stops, "; "), Codes: []string{core.CodeForInfoOnly}}
 }
 
-func stageName(s rollout.Stage) string {
-	if s.Canary {
-		return "the canary"
-	}
-	return fmt.Sprintf("batch %d", s.Index)
-}
-
 func itemErrors(st *Status, names []string) string {
 	var parts []string
 	for _, n := range names {
@@ -317,40 +310,14 @@ func itemErrors(st *Status, names []string) string {
 // stop ends a group's rollout for this job.
 func (j *job) stop(gr *groupRun, phase rollout.Phase, reason, msg string) {
 	gr.stopped = true
-	rs, now := gr.rs, j.e.Clock.Now()
-	rs.Phase, rs.Reason, rs.Message = phase, reason, msg
-	switch reason {
-	case rollout.ReasonCanaryFailed, rollout.ReasonAutoFail:
-		rs.SetCondition(now, rollout.ConditionCanaryFailed, "True", reason, msg)
-		rs.SetCondition(now, rollout.ConditionCanary, "False", reason, "the canary was reverted")
-	case rollout.ReasonAutoPause:
-		rs.SetCondition(now, rollout.ConditionCanaryPaused, "True", reason, msg)
-	case rollout.ReasonManualPause:
-		rs.SetCondition(now, rollout.ConditionPaused, "True", reason, msg)
-		if phase == rollout.PhaseCanaryPaused {
-			rs.SetCondition(now, rollout.ConditionCanaryPaused, "True", reason, msg)
-		}
-	}
+	gr.rs.Stop(j.e.Clock.Now(), phase, reason, msg)
 }
 
 // stageDone moves a group past a stage that went well, and stops it
 // there when the rollout is paused by hand and members are left.
 func (j *job) stageDone(ex Execution, gr *groupRun, s rollout.Stage) {
-	rs, now := gr.rs, j.e.Clock.Now()
-	rs.Stage = s.Index + 1
-	rs.Phase, rs.Reason, rs.Message = rollout.PhaseRollingOut, "", ""
-	if s.Canary {
-		rs.Baked = true
-		rs.SetCondition(now, rollout.ConditionCanary, "False", rollout.ReasonCanaryHealthy, "the canary ran the new spec and stayed healthy")
-		rs.SetCondition(now, rollout.ConditionCanaryPaused, "False", rollout.ReasonCanaryHealthy, "")
-		rs.SetCondition(now, rollout.ConditionCanaryFailed, "False", rollout.ReasonCanaryHealthy, "")
-	}
-	if ex.Rollout.Paused && len(gr.d.Hold) > 0 {
-		phase := rollout.PhaseRollingOut
-		if s.Canary {
-			phase = rollout.PhaseCanaryPaused
-		}
-		j.stop(gr, phase, rollout.ReasonManualPause, "paused by hand (paused = true) after "+stageName(s))
+	if gr.rs.StageDone(j.e.Clock.Now(), s, ex.Rollout.Paused, len(gr.d.Hold) > 0) {
+		gr.stopped = true
 	}
 }
 
@@ -361,10 +328,6 @@ func (j *job) bake(ctx context.Context, ex Execution, groups []*groupRun, round 
 		return
 	}
 	s, clock := ex.Rollout, j.e.Clock
-	interval := s.Health.Interval
-	if interval <= 0 {
-		interval = rollout.DefaultHealthInterval
-	}
 	for _, gr := range groups {
 		rs := gr.rs
 		if rs.BakeStart.IsZero() {
@@ -381,60 +344,23 @@ func (j *job) bake(ctx context.Context, ex Execution, groups []*groupRun, round 
 		rs.SetCondition(clock.Now(), rollout.ConditionCanary, "True", "Baking",
 			fmt.Sprintf("the canary bakes for %s from %s", s.Duration, rs.BakeStart.UTC().Format(time.RFC3339)))
 	}
-	left := slices.Clone(groups)
-	for {
-		now := clock.Now()
-		wait := interval
-		left = slices.DeleteFunc(left, func(gr *groupRun) bool {
-			rs := gr.rs
-			worst, who, why := 0, "", ""
-			var unready []string
-			for _, m := range gr.d.Stages[round].Members {
-				n, msg, ready := j.memberRestarts(ctx, ex, gr, m)
-				if n > worst || who == "" {
-					worst, who, why = n, m, msg
-				}
-				if !ready {
-					unready = append(unready, m+msg)
-				}
-			}
-			if verdict := s.Judge(worst); verdict != "" {
-				msg := fmt.Sprintf("canary member %s restarted %d times during the bake%s", who, worst, why)
-				if verdict == rollout.ReasonAutoFail {
-					gr.revert = true
-					j.stop(gr, rollout.PhaseCanaryFailed, verdict, msg)
-				} else {
-					j.stop(gr, rollout.PhaseCanaryPaused, verdict, msg)
-				}
-				return true
-			}
-			end := rs.BakeStart.Add(s.Duration)
-			if !now.Before(end) {
-				if len(unready) > 0 {
-					// A canary whose pods are not ready when the bake ends
-					// is not promoted.
-					j.stop(gr, rollout.PhaseCanaryPaused, rollout.ReasonAutoPause,
-						"canary not ready at the end of the bake: "+strings.Join(unready, "; "))
-					return true
-				}
-				j.stageDone(ex, gr, gr.d.Stages[round])
-				return true
-			}
-			wait = min(wait, end.Sub(now))
-			return false
-		})
-		if len(left) == 0 {
-			return
-		}
-		select {
-		case <-clock.After(wait):
-		case <-ctx.Done():
-			for _, gr := range left {
-				j.stop(gr, rollout.PhaseCanary, rollout.ReasonInterrupted, "the apply was stopped (interrupted or out of time) during the canary's bake; the next apply bakes on")
-			}
-			return
+	bakes := make([]*rollout.Bake, len(groups))
+	for i, gr := range groups {
+		members := gr.d.Stages[round]
+		bakes[i] = &rollout.Bake{
+			State:   &gr.rs.State,
+			Members: members.Members,
+			Probe: func(ctx context.Context, m string) (int, string, bool) {
+				return j.memberRestarts(ctx, ex, gr, m)
+			},
+			Stop: func(phase rollout.Phase, reason, msg string) {
+				gr.revert = gr.revert || reason == rollout.ReasonAutoFail
+				j.stop(gr, phase, reason, msg)
+			},
+			Pass: func() { j.stageDone(ex, gr, members) },
 		}
 	}
+	rollout.RunBakes(ctx, clock, *s, bakes)
 }
 
 // memberRestarts counts a canary member's restarts since the bake began:
@@ -582,27 +508,9 @@ func (j *job) finishRollouts(ex Execution, groups []*groupRun) []string {
 				delete(rs.Members, m)
 			}
 		}
-		if all {
-			rs.Phase, rs.Reason, rs.Message, rs.Baked = rollout.PhaseCompleted, "", "", true
-			rs.SetCondition(now, rollout.ConditionCompleted, "True", rollout.ReasonCompleted, "every member runs revision "+rs.Revision)
-			rs.SetCondition(now, rollout.ConditionPaused, "False", rollout.ReasonCompleted, "")
-			continue
+		if msg := rs.Finish(now, gr.name, all, gr.d, gr.stopped, ex.ReconcileTrigger); msg != "" {
+			stops = append(stops, msg)
 		}
-		if rs.Reason == "" && len(gr.d.Hold) > 0 && gr.d.Why != "" {
-			rs.Reason = gr.d.Why
-		}
-		if rs.Reason == "" {
-			rs.Reason = rollout.ReasonInterrupted
-		}
-		if rs.Message == "" {
-			rs.Message = "the rollout is held: " + heldWhy(rs.Reason)
-		}
-		if !gr.stopped {
-			// Held before it moved: say so again, with the same times.
-			rs.SetCondition(now, conditionOf(rs.Reason), "True", rs.Reason, rs.Message)
-		}
-		rs.Trigger = ex.ReconcileTrigger
-		stops = append(stops, fmt.Sprintf("rollout of group %s is %s (%s): %s", gr.name, rs.Phase, rs.Reason, rs.Message))
 	}
 	return stops
 }
@@ -626,26 +534,4 @@ func appliedRevision(st *Status, items []string) string {
 		return ""
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]
-}
-
-func conditionOf(reason string) string {
-	switch reason {
-	case rollout.ReasonAutoFail, rollout.ReasonCanaryFailed:
-		return rollout.ConditionCanaryFailed
-	case rollout.ReasonAutoPause:
-		return rollout.ConditionCanaryPaused
-	}
-	return rollout.ConditionPaused
-}
-
-func heldWhy(reason string) string {
-	switch reason {
-	case rollout.ReasonAutoFail, rollout.ReasonCanaryFailed:
-		return "the canary failed; change the spec, or set a new reconcile_trigger to try the canary again"
-	case rollout.ReasonAutoPause:
-		return "the canary restarted too often; set a new reconcile_trigger to bake it again and go on"
-	case rollout.ReasonManualPause:
-		return "paused by hand; the next apply runs the next stage (paused = false: all of them)"
-	}
-	return "the next apply goes on"
 }

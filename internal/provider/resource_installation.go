@@ -246,17 +246,21 @@ func (x *installations) validate(_ context.Context, config tftypes.Value) proble
 func validateInstallationInputs(f map[string]tftypes.Value, deployers *deployer.Registry) problems {
 	var ps problems
 	ps = append(ps, validateTargets(f[attrTargets], deployers, attrPath(attrTargets))...)
-	for name, list := range fields(f["target_lists"]) {
+	// Sorted, so diagnostics come in the same order every time.
+	lists := fields(f["target_lists"])
+	for _, name := range slices.Sorted(maps.Keys(lists)) {
 		var elems []tftypes.Value
-		_ = list.As(&elems)
+		_ = lists[name].As(&elems)
 		for i, t := range elems {
 			ps = append(ps, validateTarget(t, deployers, attrPath("target_lists").WithElementKeyString(name).WithElementKeyInt(i))...)
 		}
 	}
-	for name, m := range fields(f["target_maps"]) {
-		for key, t := range fields(m) {
+	tmaps := fields(f["target_maps"])
+	for _, name := range slices.Sorted(maps.Keys(tmaps)) {
+		m := fields(tmaps[name])
+		for _, key := range slices.Sorted(maps.Keys(m)) {
 			at := attrPath("target_maps").WithElementKeyString(name).WithElementKeyString(key)
-			ps = append(ps, validateTarget(t, deployers, at)...)
+			ps = append(ps, validateTarget(m[key], deployers, at)...)
 			if key == "" || strings.ContainsAny(key, "[]") {
 				// Sub-installations name an element "import[key]".
 				ps.add(at, "Invalid target map key", fmt.Sprintf("target map %q, key %q: a target map key is not empty and has no square brackets", name, key))
@@ -347,9 +351,11 @@ func importsOf(f map[string]tftypes.Value) (installation.Imports, bool) {
 		imp.Data = merged
 	}
 	imp.Targets, _ = targetsOf(f[attrTargets])
-	for name, list := range fields(f["target_lists"]) {
+	// Sorted, so diagnostics come in the same order every time.
+	lists := fields(f["target_lists"])
+	for _, name := range slices.Sorted(maps.Keys(lists)) {
 		var elems []tftypes.Value
-		_ = list.As(&elems)
+		_ = lists[name].As(&elems)
 		l := make([]*deployer.Target, 0, len(elems))
 		for i, t := range elems {
 			if tg := targetOf(fmt.Sprintf("%s[%d]", name, i), t); tg != nil {

@@ -193,7 +193,7 @@ func TestAccInstallationRollout_canaryBatchesCompleted(t *testing.T) {
 			},
 			{
 				// Nothing changed: an empty plan.
-				Config: w.fleetInstallation("v1", body, ""),
+				Config:           w.fleetInstallation("v1", body, ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
 			{
