@@ -435,25 +435,30 @@ func (j *job) memberExport(m string, items []string) string {
 
 // deployerHealth asks a member's deployer about its workloads, if it can tell.
 func (j *job) deployerHealth(ctx context.Context, m string) (deployer.Health, bool) {
-	is := j.st.Items[m]
-	if is == nil {
-		return deployer.Health{}, false
-	}
-	d, ok := j.e.Deployers.Get(is.Spec.Type)
-	if !ok {
-		return deployer.Health{}, false
-	}
-	hc, ok := d.(deployer.HealthChecker)
-	if !ok {
-		return deployer.Health{}, false
-	}
-	h, err := hc.Health(ctx, deployer.Request{Operation: core.OperationReconcile, Execution: j.exec, Item: m, JobID: j.id,
-		Config: is.Spec.Config, Target: is.Spec.Target, State: is.State})
+	h, ok, err := j.e.Health(ctx, j.exec, m, j.id, j.st.Items[m])
 	if err != nil {
 		j.emit(Event{Item: m, Output: "health check failed: " + err.Error()})
-		return deployer.Health{}, false
 	}
-	return h, true
+	return h, ok && err == nil
+}
+
+// Health asks the deployer of an item about the health of the workloads
+// it manages (restarts, readiness); ok is false when it cannot tell.
+func (e *Engine) Health(ctx context.Context, exec, item, jobID string, is *ItemStatus) (h deployer.Health, ok bool, err error) {
+	if is == nil {
+		return h, false, nil
+	}
+	d, found := e.Deployers.Get(is.Spec.Type)
+	if !found {
+		return h, false, nil
+	}
+	hc, can := d.(deployer.HealthChecker)
+	if !can {
+		return h, false, nil
+	}
+	h, err = hc.Health(ctx, deployer.Request{Operation: core.OperationReconcile, Execution: exec, Item: item, JobID: jobID,
+		Config: is.Spec.Config, Target: is.Spec.Target, State: is.State})
+	return h, true, err
 }
 
 // revertCanary runs the canary members with the specs they ran before

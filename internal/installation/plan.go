@@ -39,6 +39,12 @@ type Plan struct {
 	// Resources serves the node's component resources to its items, as
 	// a run hands them down (engine.Run.Resources).
 	Resources deployer.ResourceResolver
+	// SubRollouts are the rollout decisions of the node's groups of
+	// sub-installations, by group name; held sub-installations plan to
+	// stay as they are.
+	SubRollouts map[string]rollout.Decision
+	// SubMembers are the members (target keys) of those groups.
+	SubMembers []string
 }
 
 // AllKnown reports whether every node of the plan was rendered.
@@ -110,6 +116,22 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 		}
 	}
 
+	groups, err := decideSubs(ctx, path, rendered.Subs, rendered.Items, imp, prev, trigger, s)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		if p.SubRollouts == nil {
+			p.SubRollouts = map[string]rollout.Decision{}
+		}
+		p.SubRollouts[g.name] = g.d
+		for k := range g.members {
+			if !slices.Contains(p.SubMembers, k) {
+				p.SubMembers = append(p.SubMembers, k)
+			}
+		}
+	}
+	held := heldSubs(groups)
 	sc := newScope(imp)
 	plans := map[string]*Plan{}
 	for _, sub := range topological(rendered.Subs, deps) {
@@ -119,7 +141,9 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 			ready = ready && plans[d].Noop
 		}
 		var sp *Plan
-		if imp, err := sc.importsOf(sub); !ready {
+		if imp, err := sc.importsOf(sub); held[sub.Name] {
+			sp = keptPlan(subPath, prevSubs[sub.Name])
+		} else if !ready {
 			sp = &Plan{Path: subPath}
 		} else if err != nil {
 			return nil, &PathError{Path: subPath, Err: err}

@@ -57,7 +57,8 @@ func ElementOf(ref string, imp Imports) (coll, key string, ok bool) {
 }
 
 // Members lists the members of the rollout groups of every rendered node
-// of the plan (target keys and list indexes), sorted and once each.
+// of the plan, items' and sub-installations' (target keys and list
+// indexes), sorted and once each.
 func (p *Plan) Members() []string {
 	seen := map[string]bool{}
 	p.Walk(func(n *Plan) {
@@ -66,21 +67,27 @@ func (p *Plan) Members() []string {
 				seen[key] = true
 			}
 		}
+		for _, k := range n.SubMembers {
+			seen[k] = true
+		}
 	})
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// rolloutWait reports whether a node's job ended short only because
-// rollouts wait (paused, or to go on in the next apply): its execution's
-// error, if any, is a rollout's stop, and so is the error of every
-// sub-installation that did not succeed in this job. Siblings that import
-// from a waiting one wait with it. It returns the node's error then.
-func rolloutWait(st *Status, jobID string, subErr *core.Error) (*core.Error, bool) {
+// rolloutOutcome says whether a node's job ended short only because of
+// rollouts: its execution's error, if any, is a rollout's stop, stops
+// are what its sub-installation groups say, and every sub-installation
+// that did not succeed in this job stopped for a rollout of its own.
+// Siblings that import from a waiting one wait with it. It returns the
+// node's error then, and whether a canary failed (the node fails) rather
+// than the rollout waits (the node is still progressing).
+func rolloutOutcome(st *Status, jobID string, subErr *core.Error, stops []string) (e *core.Error, failed, ok bool) {
 	var parts []string
 	if e := st.Execution.LastError; e != nil {
-		if e.Reason != engine.ReasonRolloutStopped {
-			return nil, false
+		if !rolloutReason(e.Reason) {
+			return nil, false, false
 		}
+		failed = e.Reason == engine.ReasonCanaryFailed
 		parts = append(parts, "execution: "+e.Message)
 	}
 	if subErr != nil {
@@ -89,15 +96,28 @@ func rolloutWait(st *Status, jobID string, subErr *core.Error) (*core.Error, boo
 			if s.JobIDFinished != jobID || s.Succeeded() {
 				continue
 			}
-			if s.LastError == nil || s.LastError.Reason != engine.ReasonRolloutStopped {
-				return nil, false
+			if s.LastError == nil || !rolloutReason(s.LastError.Reason) {
+				return nil, false, false
 			}
+			failed = failed || s.LastError.Reason == engine.ReasonCanaryFailed
 			parts = append(parts, fmt.Sprintf("sub-installation %s: %s", n, s.LastError.Message))
 		}
 	}
-	if len(parts) == 0 {
-		return nil, false
+	for _, g := range st.Rollouts {
+		failed = failed || g.Phase == rollout.PhaseCanaryFailed || g.Reason == rollout.ReasonBatchFailed
 	}
-	return &core.Error{Operation: core.OperationReconcile, Reason: engine.ReasonRolloutStopped,
-		Message: strings.Join(parts, "; "), Codes: []string{core.CodeForInfoOnly}}, true
+	parts = append(parts, stops...)
+	if len(parts) == 0 {
+		return nil, false, false
+	}
+	reason := engine.ReasonRolloutStopped
+	if failed {
+		reason = engine.ReasonCanaryFailed
+	}
+	return &core.Error{Operation: core.OperationReconcile, Reason: reason,
+		Message: strings.Join(parts, "; "), Codes: []string{core.CodeForInfoOnly}}, failed, true
+}
+
+func rolloutReason(r string) bool {
+	return r == engine.ReasonRolloutStopped || r == engine.ReasonCanaryFailed
 }

@@ -164,6 +164,10 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	}
 
 	n.setPhase(core.PhaseProgressing)
+	groups, err := decideSubs(ctx, path, rendered.Subs, rendered.Items, imp, prev, r.ReconcileTrigger, r.Rollout)
+	if err != nil {
+		return n.fail(core.PhaseFailed, renderError(err))
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -174,9 +178,19 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 		}})
 	}()
 	sc := newScope(imp)
-	subErr := r.runSubs(ctx, path, rendered.Subs, deps, st, sc, jobID)
+	var subErr *core.Error
+	var stops []string
+	if len(groups) > 0 {
+		subErr, stops = r.rolloutSubs(ctx, path, rendered.Subs, deps, st, sc, jobID, groups)
+	} else {
+		st.Rollouts = nil
+		subErr = r.runSubs(ctx, path, rendered.Subs, deps, st, sc, jobID, nil)
+	}
 	wg.Wait()
-	if e, ok := rolloutWait(st, jobID, subErr); ok {
+	if e, failed, ok := rolloutOutcome(st, jobID, subErr, stops); ok {
+		if failed {
+			return n.fail(core.PhaseFailed, e)
+		}
 		// Everything that ran is fine and a rollout waits (paused, or
 		// left for the next apply): the installation is still
 		// progressing, and keeps the exports of its last success.
@@ -238,7 +252,12 @@ func untouched(prev, st *Status, orphans bool) bool {
 // runSubs runs the sub-installations in data-flow order. A sub's imports
 // are taken from the scope when it is triggered, after every sibling it
 // imports from finished and added its exports.
-func (r *Runner) runSubs(ctx context.Context, path string, subs []Sub, deps map[string][]string, st *Status, sc *scope, jobID string) *core.Error {
+//
+// hold, when set, names sub-installations a rollout holds: they keep
+// their status, and their exports, if they have succeeded before, feed
+// their siblings; siblings that need them otherwise wait.
+func (r *Runner) runSubs(ctx context.Context, path string, subs []Sub, deps map[string][]string, st *Status, sc *scope, jobID string,
+	hold func(string) bool) *core.Error {
 	if len(subs) == 0 {
 		return nil
 	}
@@ -266,6 +285,9 @@ func (r *Runner) runSubs(ctx context.Context, path string, subs []Sub, deps map[
 		},
 		Run: func(ctx context.Context, i int) *Status {
 			in := inputs[i]
+			if hold != nil && hold(subs[i].Name) {
+				return in.prev
+			}
 			if in.err != nil {
 				s := in.prev.Clone()
 				s.JobID, s.JobIDFinished, s.Phase = jobID, jobID, core.PhaseFailed
@@ -284,6 +306,14 @@ func (r *Runner) runSubs(ctx context.Context, path string, subs []Sub, deps map[
 			return true
 		},
 	})
+	if hold != nil {
+		// Held ones that never ran are waiting, not failing, and so is
+		// whatever needs them.
+		out.Failed = slices.DeleteFunc(out.Failed, func(i int) bool { return hold(names[i]) })
+		if len(out.Failed) == 0 && ctx.Err() == nil {
+			return nil
+		}
+	}
 	return subsError(ctx, st, names, g, out, core.PhaseFailed, "not run", "SubInstallationsFailed", core.OperationReconcile)
 }
 

@@ -151,6 +151,9 @@ type Status struct {
 	// DependsOn lists the siblings this sub-installation imports from,
 	// so deletion can run in reverse order without the blueprint.
 	DependsOn []string `json:"dependsOn,omitempty"`
+	// Rollouts are the rollouts of the node's sub-installation groups
+	// (see decideSubs), by group name.
+	Rollouts map[string]*SubRollout `json:"rollouts,omitempty"`
 }
 
 // Succeeded reports whether the node's last job ran to its end with success.
@@ -170,6 +173,12 @@ func (s *Status) Clone() *Status {
 	c.Subs = make(map[string]*Status, len(s.Subs))
 	for n, sub := range s.Subs {
 		c.Subs[n] = sub.Clone()
+	}
+	if s.Rollouts != nil {
+		c.Rollouts = make(map[string]*SubRollout, len(s.Rollouts))
+		for n, r := range s.Rollouts {
+			c.Rollouts[n] = r.clone()
+		}
 	}
 	return &c
 }

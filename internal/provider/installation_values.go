@@ -49,20 +49,38 @@ func (x *installations) nodeValue(s *installation.Status) tftypes.Value {
 type treeStatus struct {
 	nodes, items, errors map[string]tftypes.Value
 	// rollouts are every node's rollout groups, by "<path>/<group>".
-	rollouts map[string]*engine.RolloutStatus
+	rollouts map[string]*rollout.State
 }
 
 func newTreeStatus() treeStatus {
 	return treeStatus{nodes: map[string]tftypes.Value{}, items: map[string]tftypes.Value{}, errors: map[string]tftypes.Value{}}
 }
 
-func (ts *treeStatus) addRollouts(path string, rs map[string]*engine.RolloutStatus) {
-	for g, r := range rs {
+// addRollouts adds a node's groups: its items' and its sub-installations'.
+func (ts *treeStatus) addRollouts(path string, s *installation.Status) {
+	for g, st := range treeRollouts(path, s, "") {
 		if ts.rollouts == nil {
-			ts.rollouts = map[string]*engine.RolloutStatus{}
+			ts.rollouts = map[string]*rollout.State{}
 		}
-		ts.rollouts[installation.Join(path, g)] = r
+		ts.rollouts[g] = st
 	}
+}
+
+// treeRollouts are the rollout groups of one node by "<path>/<group>";
+// with jobID set, only those that job moved.
+func treeRollouts(path string, s *installation.Status, jobID string) map[string]*rollout.State {
+	out := map[string]*rollout.State{}
+	for g, r := range s.Execution.Rollouts {
+		if jobID == "" || r.JobID == jobID {
+			out[installation.Join(path, g)] = &r.State
+		}
+	}
+	for g, r := range s.Rollouts {
+		if jobID == "" || r.JobID == jobID {
+			out[installation.Join(path, g)] = &r.State
+		}
+	}
+	return out
 }
 
 func (x *installations) addItem(ts treeStatus, key string, is *engine.ItemStatus) {
@@ -84,7 +102,7 @@ func (x *installations) statusValue(st *installation.Status) tftypes.Value {
 		for n, is := range s.Execution.Items {
 			x.addItem(ts, installation.Join(p, n), is)
 		}
-		ts.addRollouts(p, s.Execution.Rollouts)
+		ts.addRollouts(p, s)
 	})
 	return x.statusObject(st.Phase, st.JobID, st.JobIDFinished, st.LastError, ts)
 }
@@ -120,7 +138,7 @@ func (x *installations) plannedStatus(prev *installation.Status, p *installation
 		ps := prevOf[np.Path]
 		if ps != nil {
 			// Unchanged: rolloutsMove rules out plans that change them.
-			ts.addRollouts(np.Path, ps.Execution.Rollouts)
+			ts.addRollouts(np.Path, ps)
 		}
 		if np.Noop && ps != nil {
 			ts.nodes[np.Path] = x.nodeValue(ps)
@@ -199,21 +217,26 @@ func rolloutsMove(p *installation.Plan, prev *installation.Status) bool {
 	prev.Walk(func(path string, s *installation.Status) { prevOf[path] = s })
 	moves := false
 	p.Walk(func(n *installation.Plan) {
-		var before map[string]*engine.RolloutStatus
-		if ps := prevOf[n.Path]; ps != nil {
-			before = ps.Execution.Rollouts
+		ps := prevOf[n.Path]
+		var beforeItems map[string]*engine.RolloutStatus
+		var beforeSubs map[string]*installation.SubRollout
+		if ps != nil {
+			beforeItems, beforeSubs = ps.Execution.Rollouts, ps.Rollouts
 		}
-		if n.Job.Rollouts == nil && before == nil {
+		if n.Job.Rollouts == nil && beforeItems == nil && n.SubRollouts == nil && beforeSubs == nil {
 			return
 		}
-		if !n.Known || n.Job.Job || len(n.Job.Rollouts) != len(before) {
+		// A node whose job runs, or whose sub-installations run, moves
+		// its groups' state (Finish stamps the conditions).
+		if !n.Known || n.Job.Job || !n.Noop || len(n.Job.Rollouts) != len(beforeItems) || len(n.SubRollouts) != len(beforeSubs) {
 			moves = true
 			return
 		}
 		for g := range n.Job.Rollouts {
-			if before[g] == nil {
-				moves = true
-			}
+			moves = moves || beforeItems[g] == nil
+		}
+		for g := range n.SubRollouts {
+			moves = moves || beforeSubs[g] == nil
 		}
 	})
 	return moves
@@ -230,11 +253,13 @@ func (x *installations) plannedRollouts(p *installation.Plan, strategyKnown, par
 	}
 	var all map[string]rollout.Decision
 	p.Walk(func(n *installation.Plan) {
-		for g, d := range n.Job.Rollouts {
-			if all == nil {
-				all = map[string]rollout.Decision{}
+		for _, decisions := range []map[string]rollout.Decision{n.Job.Rollouts, n.SubRollouts} {
+			for g, d := range decisions {
+				if all == nil {
+					all = map[string]rollout.Decision{}
+				}
+				all[installation.Join(n.Path, g)] = d
 			}
-			all[installation.Join(n.Path, g)] = d
 		}
 	})
 	return rolloutPlanValue(t, all)
@@ -248,15 +273,16 @@ func validateTreeRollout(s *rollout.Strategy, p *installation.Plan) problems {
 		return ps
 	}
 	known, members := p.AllKnown(), p.Members()
-	for _, pr := range s.Validate(members, "a target map key or target list index any deploy item of the tree targets") {
+	for _, pr := range s.Validate(members, "a target map key or target list index that a deploy item or sub-installation of the tree is rendered for") {
 		if !known && strings.HasPrefix(pr.Field, "canary.members") {
 			continue // members of nodes not rendered yet may have them
 		}
 		ps.add(rolloutPath(strings.Split(pr.Field, ".")...), "Invalid rollout", pr.Message)
 	}
 	if known && len(members) == 0 {
-		ps.warn(attrPath(attrRollout), "Rollout has no members", "No deploy item of the tree targets an element "+
-			"of a target map or target list import, so every item runs as soon as its dependencies allow.")
+		ps.warn(attrPath(attrRollout), "Rollout has no members", "No deploy item or sub-installation of the tree "+
+			"is rendered for an element of a target map or target list import, so everything runs as soon as its "+
+			"dependencies allow.")
 	}
 	return ps
 }

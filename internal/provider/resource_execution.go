@@ -410,7 +410,7 @@ func (x *executions) applyItems(r *jobRun[storedExecution]) (tftypes.Value, []by
 	st := logs.redact(e.Apply(ctx, want.exec, saved.Status, engine.Run{Observe: logs.observe}))
 	if st.JobID != saved.Status.JobID {
 		ps = append(ps, itemProblems(st)...)
-		ps = append(ps, rolloutProblems(st, r.prior.IsNull(), "")...)
+		ps = append(ps, rolloutProblems(executionRollouts(st, true), r.prior.IsNull())...)
 	}
 	f["status"] = x.vt.statusValue(st)
 	f[attrClusterChanges] = keepClusterChanges(x.vt.resource.AttributeTypes[attrClusterChanges], f[attrClusterChanges])

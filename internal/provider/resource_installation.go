@@ -25,6 +25,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/rollout"
 )
 
 const installationType = "landscaper_installation"
@@ -721,9 +722,9 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	st := runner.Apply(ctx, bp, imp, r.saved.Status)
 	redactTree(logs, st)
 	ps = append(ps, treeProblems(st)...)
-	st.Walk(func(p string, s *installation.Status) {
-		ps = append(ps, rolloutProblems(s.Execution, r.prior.IsNull(), p)...)
-	})
+	moved := map[string]*rollout.State{}
+	st.Walk(func(p string, s *installation.Status) { maps.Copy(moved, treeRollouts(p, s, st.JobID)) })
+	ps = append(ps, rolloutProblems(moved, r.prior.IsNull())...)
 	promised := f[attrDeployItems]
 	var state tftypes.Value
 	var priv []byte

@@ -14,7 +14,6 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
-	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/rollout"
 )
 
@@ -357,7 +356,7 @@ func validateRollout(f map[string]tftypes.Value) problems {
 }
 
 // rolloutStatusValue renders rollouts by group; null when there are none.
-func rolloutStatusValue(t tftypes.Map, rollouts map[string]*engine.RolloutStatus) tftypes.Value {
+func rolloutStatusValue(t tftypes.Map, rollouts map[string]*rollout.State) tftypes.Value {
 	if rollouts == nil {
 		return tftypes.NewValue(t, nil)
 	}
@@ -443,15 +442,14 @@ func rolloutPlanValue(t tftypes.Map, decisions map[string]rollout.Decision) tfty
 // warning: the apply did what was asked. Other stops (auto-pause, out of
 // time) are errors, except in a create: Terraform taints a resource
 // whose create fails, and its replacement would start the rollout over.
-// Groups are named by path/group (path "" for an execution).
-func rolloutProblems(st engine.Status, create bool, path string) problems {
+// states are the groups the job moved, by name.
+func rolloutProblems(states map[string]*rollout.State, create bool) problems {
 	var ps problems
-	for _, name := range slices.Sorted(maps.Keys(st.Rollouts)) {
-		rs := st.Rollouts[name]
-		if rs.Phase == rollout.PhaseCompleted || rs.JobID != st.JobID {
+	for _, g := range slices.Sorted(maps.Keys(states)) {
+		rs := states[g]
+		if rs.Phase == rollout.PhaseCompleted {
 			continue
 		}
-		g := installation.Join(path, name)
 		var newSpec, oldSpec []string
 		for _, m := range slices.Sorted(maps.Keys(rs.Members)) {
 			if rs.Members[m].New {
@@ -489,6 +487,21 @@ func (vt valueTypes) rolloutStatus() tftypes.Map {
 
 func (vt valueTypes) rolloutPlan() tftypes.Map {
 	return as[tftypes.Map](vt.resource.AttributeTypes[attrRolloutPlan])
+}
+
+// executionRollouts are an execution's rollouts by group; moved only
+// those its last job moved.
+func executionRollouts(st engine.Status, moved bool) map[string]*rollout.State {
+	if st.Rollouts == nil {
+		return nil
+	}
+	out := map[string]*rollout.State{}
+	for g, rs := range st.Rollouts {
+		if !moved || rs.JobID == st.JobID {
+			out[g] = &rs.State
+		}
+	}
+	return out
 }
 
 // rolloutError reports whether an execution's error is a rollout's stop,

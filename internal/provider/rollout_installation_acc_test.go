@@ -332,3 +332,208 @@ func TestAccInstallationRollout_badCanaryMember(t *testing.T) {
 		}},
 	})
 }
+
+// fleetSubBlueprint renders one sub-installation per key of the target map
+// "clusters" (`target: clusters[<key>]`, Landscaper's form), each running
+// the blueprint given as the import "sub" with one exec item.
+const fleetSubBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+jsonSchema: "https://json-schema.org/draft/2019-09/schema"
+imports:
+  - name: clusters
+    type: targetMap
+    targetType: landscaper.gardener.cloud/kubernetes-cluster
+  - {name: version, type: data, schema: {type: string}}
+  - {name: w, type: data, schema: {type: string}}
+  - {name: script, type: data, schema: {type: string}}
+  - {name: sub, type: data, schema: {type: string}}
+subinstallationExecutions:
+  - name: per-cluster
+    type: GoTemplate
+    template: |
+      subinstallations:
+      {{- range $key, $t := .imports.clusters }}
+        - apiVersion: landscaper.gardener.cloud/v1alpha1
+          kind: InstallationTemplate
+          name: sub-{{ $key }}
+          blueprint:
+            filesystem:
+              blueprint.yaml: {{ toJson $.imports.sub }}
+          imports:
+            targets:
+              - {name: cluster, target: "clusters[{{ $key }}]"}
+            data:
+              - {name: version, dataRef: version}
+              - {name: w, dataRef: w}
+              - {name: script, dataRef: script}
+      {{- end }}
+`
+
+const fleetMemberBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+  - {name: version, type: data, schema: {type: string}}
+  - {name: w, type: data, schema: {type: string}}
+  - {name: script, type: data, schema: {type: string}}
+deployExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: app
+          type: exec
+          target: {import: cluster}
+          config:
+            command: ["sh", "-c", {{ toJson .imports.script }}]
+            env: {W: {{ toJson .imports.w }}, EXPORT: {{ toJson (toJson .imports.version) }}}
+`
+
+// fleetSubInstallation is landscaper_installation "app" of
+// fleetSubBlueprint over the four clusters of fleetInstallation.
+func (w *world) fleetSubInstallation(version, rolloutBody, trigger string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "locals {\n  kubeconfig = jsonencode({ kubeconfig = %q })\n}\n", fakeKubeconfig)
+	fmt.Fprintf(&b, `resource "landscaper_installation" "app" {
+  name      = "fleet"
+  blueprint = { filesystem = { "blueprint.yaml" = %q } }
+  imports   = { version = %q, w = %q, script = %q, sub = %q }
+  target_maps = { clusters = {
+    for k in ["eu-1", "eu-2", "us-1", "us-2"] : k => { type = "landscaper.gardener.cloud/kubernetes-cluster", config = local.kubeconfig }
+  } }
+  reconcile_trigger = %q
+  rollout = {
+%s
+  }
+}
+`, fleetSubBlueprint, version, w.Dir, treeScript, fleetMemberBlueprint, trigger, rolloutBody)
+	return b.String()
+}
+
+// subRounds reads the run log of fleetSubInstallation: the keys whose
+// sub-installation ran, in order.
+func subRounds(w *world) []string {
+	var keys []string
+	for _, r := range w.Runs() {
+		if n, ok := strings.CutSuffix(r, ".app:RECONCILE"); ok {
+			keys = append(keys, strings.TrimPrefix(n, "fleet.sub-"))
+		}
+	}
+	return keys
+}
+
+// Sub-installations rendered per target are members too: the canary's
+// subtree runs first and bakes (health command per member), then the rest
+// batch by batch; auto-fail reverts the canary's subtree; a manual pause
+// stops after a stage and leaves the installation Progressing.
+func TestAccInstallationRollout_subInstallationMembers(t *testing.T) {
+	w := newWorld(t)
+	body := func(paused bool) string {
+		return fmt.Sprintf(`    canary    = { members = ["eu-2"] }
+    duration  = "300ms"
+    batches   = ["50%%", "100%%"]
+    paused    = %t
+    auto_fail = { max_restarts = 0 }
+    health    = { command = ["sh", "-c", "echo $LANDSCAPER_MEMBER >> %s/health.log; test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "100ms" }`, paused, w.Dir, w.Dir)
+	}
+	subConfig := func(key, version string) statecheck.StateCheck {
+		return statecheck.ExpectKnownValue(inst, tfjsonpath.New(attrDeployItems).AtMapKey("sub-"+key+"/app").AtMapKey("config"),
+			knownvalue.StringRegexp(regexp.MustCompile(`"EXPORT":"\\"`+version+`\\""`)))
+	}
+	rounds := func(want ...string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			got := subRounds(w)
+			if len(got) != len(want) || got[0] != want[0] {
+				return fmt.Errorf("sub-installations ran %v, want %v", got, want)
+			}
+			// Batches: the same members, in any order within a batch.
+			if !slices.Equal(slices.Sorted(slices.Values(got[1:min(3, len(got))])), want[1:min(3, len(want))]) {
+				return fmt.Errorf("sub-installations ran %v, want %v", got, want)
+			}
+			if h := w.read("health.log"); !strings.HasPrefix(h, want[0]+"\n") || strings.Contains(h, "us-") {
+				return fmt.Errorf("health command ran for %q, want the canary %s only", h, want[0])
+			}
+			return nil
+		}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: w.fleetSubInstallation("v1", body(false), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					fleetPlanIs("[eu-2]", "[[eu-1 us-1] [us-2]]", "[]"),
+				}},
+				Check: rounds("eu-2", "eu-1", "us-1", "us-2"),
+				ConfigStateChecks: append(fleetOnSpec(fleetKeys...),
+					statecheck.ExpectKnownValue(inst, instRollout("phase"), knownvalue.StringExact("Completed")),
+					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+				),
+			},
+			{
+				Config:           w.fleetSubInstallation("v1", body(false), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// The canary sickens under v2: auto-fail reverts its subtree.
+				PreConfig:   func() { w.Flag("sick-eu-2") },
+				Config:      w.fleetSubInstallation("v2", body(false), ""),
+				ExpectError: regexp.MustCompile(`(?s)Rollout of group "clusters" failed: the canary was reverted.*canary reverted to the\s+previous spec: sub-eu-2.*Old spec: eu-1, eu-2, us-1, us-2`),
+			},
+			{
+				PreConfig: func() {
+					if got := subRounds(w); !slices.Equal(got, []string{"eu-2", "eu-2"}) {
+						t.Errorf("sub-installations ran %v, want eu-2 (v2), then eu-2 (reverted)", got)
+					}
+					w.read("health.log")
+				},
+				RefreshState:       true,
+				ExpectNonEmptyPlan: true,
+				Check: resource.ComposeTestCheckFunc(
+					resource.TestCheckResourceAttr(inst, "status.rollout.clusters.phase", "CanaryFailed"),
+					resource.TestCheckResourceAttr(inst, "status.rollout.clusters.reason", "AutoFail"),
+					resource.TestCheckResourceAttr(inst, "status.phase", "Failed"),
+					resource.TestMatchResourceAttr(inst, "deploy_items.sub-eu-2/app.config", regexp.MustCompile(`"EXPORT":"\\"v1\\""`)),
+				),
+			},
+			{
+				// Healthy again, and paused by hand: a new trigger runs
+				// the canary only; the plan says so.
+				PreConfig: func() { w.Unflag("sick-eu-2") },
+				Config:    w.fleetSubInstallation("v2", body(true), "retry"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					fleetPlanIs("[eu-2]", "[]", "[eu-1 us-1 us-2]"),
+				}},
+				ExpectNonEmptyPlan: true,
+				Check: func(*terraform.State) error {
+					if got := subRounds(w); !slices.Equal(got, []string{"eu-2"}) {
+						return fmt.Errorf("sub-installations ran %v, want the canary eu-2", got)
+					}
+					w.read("health.log")
+					return nil
+				},
+				ConfigStateChecks: append(fleetOnSpec("eu-2"),
+					statecheck.ExpectKnownValue(inst, instRollout("reason"), knownvalue.StringExact("ManualPause")),
+					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("phase"), knownvalue.StringExact("Progressing")),
+					subConfig("eu-2", "v2"), subConfig("us-2", "v1"),
+				),
+			},
+			{
+				// Unpaused: both batches; the canary baked already.
+				Config: w.fleetSubInstallation("v2", body(false), "retry"),
+				Check: func(*terraform.State) error {
+					got := subRounds(w)
+					if len(got) != 3 || got[2] != "us-2" {
+						return fmt.Errorf("sub-installations ran %v, want eu-1 and us-1, then us-2", got)
+					}
+					return nil
+				},
+				ConfigStateChecks: append(fleetOnSpec(fleetKeys...),
+					statecheck.ExpectKnownValue(inst, instRollout("phase"), knownvalue.StringExact("Completed")),
+					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+					subConfig("us-2", "v2"),
+				),
+			},
+		},
+	})
+}

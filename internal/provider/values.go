@@ -146,7 +146,7 @@ func (vt valueTypes) statusValue(st engine.Status) tftypes.Value {
 		"job_id_finished": stringOrNull(st.JobIDFinished),
 		"last_error":      vt.errorValue(st.LastError),
 		attrDeployItems:   tftypes.NewValue(vt.status.AttributeTypes[attrDeployItems], items),
-		attrRollout:       rolloutStatusValue(vt.rolloutStatus(), st.Rollouts),
+		attrRollout:       rolloutStatusValue(vt.rolloutStatus(), executionRollouts(st, false)),
 	})
 }
 
