@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,5 +93,45 @@ func TestExampleInstallationTerraformTest(t *testing.T) {
 	// Nothing ran: the plan-only runs leave no state behind.
 	if _, err := os.Stat(filepath.Join(w.Dir, "terraform.tfstate")); err == nil {
 		t.Error("terraform test wrote state")
+	}
+}
+
+// examples/fleet/installation rolls a new version out through the real
+// CLI: the canary cluster first, then the batches; a manual pause stops
+// after one stage with a warning; destroy removes everything. The
+// clusters' kubeconfigs point nowhere: the example's exec items never
+// connect, and the health command is replaced.
+func TestExampleFleetInstallation(t *testing.T) {
+	t.Parallel()
+	w := newWorkspace(t)
+	copyTree(t, filepath.Join("..", "..", "examples", "fleet", "installation"), w.Dir)
+	kubeconfig := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n" +
+		"contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n"
+	var clusters []string
+	for _, name := range []string{"eu-1", "eu-2", "us-1", "us-2", "ap-1"} {
+		p := w.Path(name + ".kubeconfig")
+		acctest.WriteFile(t, p, kubeconfig)
+		clusters = append(clusters, fmt.Sprintf("%q = %q", name, p))
+	}
+	vars := func(more ...string) []string {
+		return append([]string{"TF_VAR_clusters={" + strings.Join(clusters, ", ") + "}", "TF_VAR_bake=1s",
+			`TF_VAR_health_command=["sh", "-c", "test -n \"$LANDSCAPER_MEMBER_ITEMS\""]`}, more...)
+	}
+	out := w.Apply(vars()...)
+	if !strings.Contains(out, `rollout = "Completed"`) {
+		t.Fatalf("create:\n%s", out)
+	}
+	// A new version, paused: the canary (ap-1, first by name) alone moves.
+	out, code := w.Run(vars("TF_VAR_app_version=2.0.0", "TF_VAR_paused=true"), "apply", "-auto-approve", "-input=false", "-no-color")
+	if code != 0 || !strings.Contains(out, `Rollout of group "clusters" paused by hand`) || !strings.Contains(out, `members_on_new_spec = tolist([`) ||
+		!strings.Contains(out, "\"ap-1\",\n])") {
+		t.Fatalf("paused apply exit %d:\n%s", code, out)
+	}
+	out = w.Apply(vars("TF_VAR_app_version=2.0.0")...)
+	if !strings.Contains(out, `rollout = "Completed"`) || !strings.Contains(out, `"us-2",`) {
+		t.Fatalf("unpaused apply:\n%s", out)
+	}
+	if out, code := w.Run(vars("TF_VAR_app_version=2.0.0"), "destroy", "-auto-approve", "-input=false", "-no-color"); code != 0 {
+		t.Fatalf("destroy exit %d:\n%s", code, out)
 	}
 }

@@ -31,7 +31,9 @@ func (b *fleetBP) Render(_ context.Context, _ Input) (*Rendered, error) {
 	return out, nil
 }
 
-func (b *fleetBP) Exports(context.Context, Input, ExportValues) (Exports, error) { return Exports{}, nil }
+func (b *fleetBP) Exports(context.Context, Input, ExportValues) (Exports, error) {
+	return Exports{}, nil
+}
 
 func fleetImports(keys []string, v string) Imports {
 	m := map[string]*deployer.Target{}

@@ -352,18 +352,6 @@ func (r *Runner) startSubRollouts(st *Status, groups []*subGroup) []*subRun {
 	return runs
 }
 
-// subtreeItems lists the deploy items under a sub-installation: the
-// execution name and item of each.
-func (r *Runner) subtreeItems(path string, s *Status) [][2]string {
-	var out [][2]string
-	s.Walk(func(p string, n *Status) {
-		for _, item := range slices.Sorted(maps.Keys(n.Execution.Items)) {
-			out = append(out, [2]string{Join(path, p), item})
-		}
-	})
-	return out
-}
-
 // subBake prepares a group's canary bake: a member's restarts are those of
 // the worst deploy item under its sub-installations, and the failed runs of
 // the health command.

@@ -66,6 +66,8 @@ type rolloutSubject struct {
 	others string
 	// group names a group's key in status.rollout and rollout_plan.
 	group string
+	// member names a member's key in status.rollout.
+	member string
 }
 
 var (
@@ -75,6 +77,7 @@ var (
 		canaryMembers: "Keys of `deploy_items` (members) that are the canary.",
 		others:        "Items without a group",
 		group:         "`rollout_group`",
+		member:        "item key",
 	}
 	installationRollout = rolloutSubject{
 		members: "what the blueprint renders per target: each deploy item that targets an element of a " +
@@ -86,6 +89,7 @@ var (
 			"in every group that has them.",
 		others: "Items that target no element of a target map or list",
 		group:  "`\"<installation path>/<target map or list import>\"` (the root's groups by the import's name alone)",
+		member: "target map key (or target list index)",
 	}
 )
 
@@ -182,7 +186,7 @@ func rolloutStatusAttribute(of rolloutSubject) schema.MapNestedAttribute {
 			"canary":  schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "The canary members."},
 			"members": schema.MapNestedAttribute{
 				Computed:            true,
-				MarkdownDescription: "Every member, by name.",
+				MarkdownDescription: "Every member, by " + of.member + ".",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"revision": schema.StringAttribute{Computed: true, MarkdownDescription: "Short hash of the spec " +
 						"the member last ran successfully; null when it never did."},

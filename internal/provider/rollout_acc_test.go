@@ -45,9 +45,10 @@ func (w *world) rolloutConfig(n int, version, rolloutBody, trigger string) strin
 	return b.String()
 }
 
-// read returns a file of the world's directory, and removes it.
-func (w *world) read(name string) string {
-	p := filepath.Join(w.Dir, name)
+// healthLog returns what health commands logged to health.log in the
+// world's directory, and removes it.
+func (w *world) healthLog() string {
+	p := filepath.Join(w.Dir, "health.log")
 	b, _ := os.ReadFile(p)
 	_ = os.Remove(p)
 	return string(b)
@@ -145,7 +146,7 @@ func TestAccExecutionRollout_canaryBatchesCompleted(t *testing.T) {
 					exportsAre(map[string]string{"m0": "v1", "m1": "v1", "m2": "v1", "m3": "v1", "db": "db"}),
 					resource.TestCheckResourceAttr(app, "status.phase", "Succeeded"),
 					func(*terraform.State) error {
-						lines := w.read("health.log")
+						lines := w.healthLog()
 						if n := strings.Count(lines, "m2 \"v1\""); n < 3 || strings.Count(lines, "\n") != n {
 							return fmt.Errorf("health checks during a 1s bake every 200ms: %q", lines)
 						}

@@ -113,7 +113,7 @@ func fleetOnSpec(newSpec ...string) []statecheck.StateCheck {
 
 // memberRounds reads the run log: the keys whose items ran, in order of
 // their first item, and checks each key's two items ran together.
-func memberRounds(w *world) ([]string, error) {
+func memberRounds(w *world) []string {
 	var keys []string
 	for _, r := range w.Runs() {
 		n, ok := strings.CutSuffix(r, ":RECONCILE")
@@ -125,7 +125,7 @@ func memberRounds(w *world) ([]string, error) {
 			keys = append(keys, key)
 		}
 	}
-	return keys, nil
+	return keys
 }
 
 // fleetPlanIs checks rollout_plan.clusters in the plan.
@@ -157,7 +157,7 @@ func TestAccInstallationRollout_canaryBatchesCompleted(t *testing.T) {
     health   = { command = ["sh", "-c", "echo $LANDSCAPER_MEMBER $LANDSCAPER_MEMBER_ITEMS >> %s/health.log"], interval = "200ms" }`, w.Dir)
 	order := func(canary string, batches ...[]string) resource.TestCheckFunc {
 		return func(*terraform.State) error {
-			got, _ := memberRounds(w)
+			got := memberRounds(w)
 			if len(got) != 4 || got[0] != canary {
 				return fmt.Errorf("members ran %v: want the canary %s first", got, canary)
 			}
@@ -168,7 +168,7 @@ func TestAccInstallationRollout_canaryBatchesCompleted(t *testing.T) {
 				}
 				i += len(b)
 			}
-			if h := w.read("health.log"); !strings.Contains(h, canary+" agent-"+canary+",app-"+canary) {
+			if h := w.healthLog(); !strings.Contains(h, canary+" agent-"+canary+",app-"+canary) {
 				return fmt.Errorf("health command saw %q", h)
 			}
 			return nil
@@ -450,7 +450,7 @@ func TestAccInstallationRollout_subInstallationMembers(t *testing.T) {
 			if !slices.Equal(slices.Sorted(slices.Values(got[1:min(3, len(got))])), want[1:min(3, len(want))]) {
 				return fmt.Errorf("sub-installations ran %v, want %v", got, want)
 			}
-			if h := w.read("health.log"); !strings.HasPrefix(h, want[0]+"\n") || strings.Contains(h, "us-") {
+			if h := w.healthLog(); !strings.HasPrefix(h, want[0]+"\n") || strings.Contains(h, "us-") {
 				return fmt.Errorf("health command ran for %q, want the canary %s only", h, want[0])
 			}
 			return nil
@@ -485,7 +485,7 @@ func TestAccInstallationRollout_subInstallationMembers(t *testing.T) {
 					if got := subRounds(w); !slices.Equal(got, []string{"eu-2", "eu-2"}) {
 						t.Errorf("sub-installations ran %v, want eu-2 (v2), then eu-2 (reverted)", got)
 					}
-					w.read("health.log")
+					w.healthLog()
 				},
 				RefreshState:       true,
 				ExpectNonEmptyPlan: true,
@@ -509,7 +509,7 @@ func TestAccInstallationRollout_subInstallationMembers(t *testing.T) {
 					if got := subRounds(w); !slices.Equal(got, []string{"eu-2"}) {
 						return fmt.Errorf("sub-installations ran %v, want the canary eu-2", got)
 					}
-					w.read("health.log")
+					w.healthLog()
 					return nil
 				},
 				ConfigStateChecks: append(fleetOnSpec("eu-2"),
