@@ -204,13 +204,16 @@ func TestAccExecutionRollout_canaryBatchesCompleted(t *testing.T) {
 // priorIs checks values of landscaper_execution.app in the plan's prior
 // state: what the last (failed) apply left in state. want maps dotted
 // paths to fmt.Sprint of the value.
-func priorIs(want map[string]string) plancheck.PlanCheck {
+func priorIs(want map[string]string) plancheck.PlanCheck { return priorIsOf(app, want) }
+
+// priorIsOf is priorIs for the resource at address.
+func priorIsOf(address string, want map[string]string) plancheck.PlanCheck {
 	return acctest.PlanFunc(func(req plancheck.CheckPlanRequest) error {
 		if req.Plan.PriorState == nil || req.Plan.PriorState.Values == nil {
 			return fmt.Errorf("no prior state")
 		}
 		for _, r := range req.Plan.PriorState.Values.RootModule.Resources {
-			if r.Address != app {
+			if r.Address != address {
 				continue
 			}
 			for path, v := range want {
@@ -220,7 +223,7 @@ func priorIs(want map[string]string) plancheck.PlanCheck {
 			}
 			return nil
 		}
-		return fmt.Errorf("%s not in prior state", app)
+		return fmt.Errorf("%s not in prior state", address)
 	})
 }
 

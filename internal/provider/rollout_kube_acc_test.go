@@ -179,3 +179,169 @@ func TestAccExecutionRollout_kubernetesPodsHealth(t *testing.T) {
 		},
 	})
 }
+
+// fleetKubeSubBlueprint renders a sub-installation per key of "clusters",
+// each a kubernetes-manifest item with a namespace "<prefix>-<key>" and a
+// Deployment "web" of the imported image: Landscaper's form of a fleet.
+const fleetKubeSubBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+jsonSchema: "https://json-schema.org/draft/2019-09/schema"
+imports:
+  - {name: clusters, type: targetMap, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+  - {name: image, type: data, schema: {type: string}}
+  - {name: prefix, type: data, schema: {type: string}}
+  - {name: sub, type: data, schema: {type: string}}
+subinstallationExecutions:
+  - name: per-cluster
+    type: GoTemplate
+    template: |
+      subinstallations:
+      {{- range $key, $t := .imports.clusters }}
+        - apiVersion: landscaper.gardener.cloud/v1alpha1
+          kind: InstallationTemplate
+          name: web-{{ $key }}
+          blueprint:
+            filesystem:
+              blueprint.yaml: {{ toJson $.imports.sub }}
+          imports:
+            targets:
+              - {name: cluster, target: "clusters[{{ $key }}]"}
+            data:
+              - {name: image, dataRef: image}
+          importDataMappings:
+            namespace: {{ printf "%s-%s" $.imports.prefix $key }}
+      {{- end }}
+`
+
+const fleetKubeMemberBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+  - {name: image, type: data, schema: {type: string}}
+  - {name: namespace, type: data, schema: {type: string}}
+deployExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: web
+          type: landscaper.gardener.cloud/kubernetes-manifest
+          target: {import: cluster}
+          config:
+            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
+            kind: ProviderConfiguration
+            updateStrategy: update
+            readinessChecks: {disableDefault: true}
+            manifests:
+              - policy: manage
+                manifest: {apiVersion: v1, kind: Namespace, metadata: {name: {{ .imports.namespace }}}}
+              - policy: manage
+                manifest:
+                  apiVersion: apps/v1
+                  kind: Deployment
+                  metadata: {name: web, namespace: {{ .imports.namespace }}}
+                  spec:
+                    replicas: 1
+                    selector: {matchLabels: {app: web}}
+                    template:
+                      metadata: {labels: {app: web}}
+                      spec: {containers: [{name: web, image: {{ .imports.image }}}]}
+`
+
+// A fleet of sub-installations, one per cluster (three keys on the one
+// test cluster, a namespace each): pods that restart too often under a new
+// image pause the rollout at the canary, its subtree on the new image and
+// the rest untouched; the state says so, and a good image resumes.
+func TestAccInstallationRollout_kubernetesSubInstallations(t *testing.T) {
+	if kubeEnv == nil {
+		t.Skip("acceptance tests only (TF_ACC)")
+	}
+	keys := []string{"a", "b", "c"}
+	var namespaces []string
+	for _, k := range keys {
+		namespaces = append(namespaces, "acc-subroll-"+k)
+	}
+	playKubelet(t, namespaces, map[string]int32{"example.invalid/web:crash": 4})
+	config := func(image string) string {
+		return fmt.Sprintf(`
+resource "landscaper_installation" "app" {
+  name      = "fleet"
+  blueprint = { filesystem = { "blueprint.yaml" = %q } }
+  imports   = { image = %q, prefix = "acc-subroll", sub = %q }
+  target_maps = { clusters = {
+    for k in ["a", "b", "c"] : k => { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file(%q) }) }
+  } }
+  rollout = {
+    canary     = { members = ["b"] }
+    duration   = "3s"
+    auto_pause = { max_restarts = 2 }
+    auto_fail  = { max_restarts = 10 }
+  }
+}
+`, fleetKubeSubBlueprint, image, fleetKubeMemberBlueprint, kubeEnv.KubeconfigPath())
+	}
+	images := func(want map[string]string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			cs := clientset(t)
+			for _, k := range keys {
+				d, err := cs.AppsV1().Deployments("acc-subroll-"+k).Get(context.Background(), "web", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if got := d.Spec.Template.Spec.Containers[0].Image; got != want[k] {
+					return fmt.Errorf("%s runs %s, want %s", k, got, want[k])
+				}
+			}
+			return nil
+		}
+	}
+	v1, crash := "example.invalid/web:1", "example.invalid/web:crash"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config(v1),
+				Check:  images(map[string]string{"a": v1, "b": v1, "c": v1}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(inst, instRollout("phase"), knownvalue.StringExact("Completed")),
+					statecheck.ExpectKnownValue(inst, instRollout("members", "b", "restarts"), knownvalue.Int64Exact(0)),
+				},
+			},
+			{
+				Config: config(crash),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					fleetPlanIs("[b]", "[[a c]]", "[]"),
+				}},
+				ExpectError: wrapRe(`(?s)Rollout of group "clusters" paused: the canary restarted too often.*canary member b restarted 4 times during the bake: pod acc-subroll-b/web-[0-9a-f]+ container web restarted 4 times.*New spec \(revision [0-9a-f]+\): b\s.*Old spec: a, c`),
+			},
+			{
+				// The state says so; the cluster agrees; the plan holds the rest.
+				PreConfig: func() {
+					if err := images(map[string]string{"a": v1, "b": crash, "c": v1})(nil); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config(crash),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					priorIsOf(inst, map[string]string{"status.rollout.clusters.phase": "CanaryPaused", "status.rollout.clusters.members.b.restarts": "4",
+						"status.rollout.clusters.members.b.new_spec": "true", "status.rollout.clusters.members.a.new_spec": "false",
+						"status.phase": "Progressing"}),
+					fleetPlanIs("[]", "[]", "[a c]"),
+				}},
+				ExpectError: wrapRe(`Rollout of group "clusters" paused`),
+			},
+			{
+				// Back to the image that works: a new spec, a new canary.
+				Config: config(v1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					fleetPlanIs("[b]", "[]", "[]"),
+				}},
+				Check: images(map[string]string{"a": v1, "b": v1, "c": v1}),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(inst, instRollout("phase"), knownvalue.StringExact("Completed")),
+					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+				},
+			},
+		},
+	})
+}
