@@ -338,7 +338,7 @@ func (r *Runner) startSubRollouts(st *Status, groups []*subGroup) []*subRun {
 		}
 		for _, sub := range g.subs(rs.Canary) {
 			if _, kept := rs.Previous[sub]; !kept && st.Subs[sub].Succeeded() {
-				rs.Previous[sub] = st.Subs[sub].Clone()
+				rs.Previous[sub] = snapshot(st.Subs[sub])
 			}
 		}
 		if g.d.Fresh {
@@ -350,6 +350,22 @@ func (r *Runner) startSubRollouts(st *Status, groups []*subGroup) []*subRun {
 		runs = append(runs, &subRun{subGroup: g, rs: rs})
 	}
 	return runs
+}
+
+// snapshot is what a revert needs of a subtree: its nodes and their
+// items' specs. Deployer state stays with the live status (a revert
+// starts from it), and rollouts under it are not kept twice.
+func snapshot(s *Status) *Status {
+	c := s.Clone()
+	c.Walk(func(_ string, n *Status) {
+		n.Rollouts, n.Execution.Rollouts = nil, nil
+		for name, is := range n.Execution.Items {
+			cp := *is
+			cp.State, cp.ProviderStatus = nil, nil
+			n.Execution.Items[name] = &cp
+		}
+	})
+	return c
 }
 
 // subBake prepares a group's canary bake: a member's restarts are those of

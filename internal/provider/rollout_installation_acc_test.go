@@ -210,7 +210,8 @@ func TestAccInstallationRollout_canaryBatchesCompleted(t *testing.T) {
 	})
 }
 
-// A manual pause runs one stage per apply, and the plan says which
+// A manual pause runs one stage per apply (a new spec meanwhile starts a
+// new rollout, canary first), and the plan says which
 // members move and which stay; held members keep their rendered config
 // in deploy_items until they move.
 func TestAccInstallationRollout_manualPause(t *testing.T) {
@@ -248,12 +249,22 @@ func TestAccInstallationRollout_manualPause(t *testing.T) {
 				ConfigStateChecks:  append(fleetOnSpec("eu-1", "eu-2", "us-1"), appConfig("us-1", "v2"), appConfig("us-2", "v1")),
 			},
 			{
+				// A new spec while paused: a new rollout, canary first;
+				// us-2 never saw v2.
+				Config: w.fleetInstallation("v3", body(true), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					fleetPlanIs("[eu-1]", "[]", "[eu-2 us-1 us-2]"),
+				}},
+				ExpectNonEmptyPlan: true,
+				ConfigStateChecks:  append(fleetOnSpec("eu-1"), appConfig("eu-1", "v3"), appConfig("us-1", "v2"), appConfig("us-2", "v1")),
+			},
+			{
 				// Unpaused: the rest, and the installation succeeds.
-				Config: w.fleetInstallation("v2", body(false), ""),
+				Config: w.fleetInstallation("v3", body(false), ""),
 				ConfigStateChecks: append(fleetOnSpec(fleetKeys...),
 					statecheck.ExpectKnownValue(inst, instRollout("phase"), knownvalue.StringExact("Completed")),
 					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
-					appConfig("us-2", "v2"),
+					appConfig("us-2", "v3"),
 				),
 			},
 		},
