@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
@@ -164,15 +163,7 @@ type RolloutStatus struct {
 
 func (r *RolloutStatus) clone() *RolloutStatus {
 	c := *r
-	c.Canary = slices.Clone(r.Canary)
-	c.Conditions = slices.Clone(r.Conditions)
-	c.Members = make(map[string]*rollout.MemberStatus, len(r.Members))
-	for k, v := range r.Members {
-		m := *v
-		c.Members[k] = &m
-	}
-	c.RestartBase = maps.Clone(r.RestartBase)
-	c.HealthFailures = maps.Clone(r.HealthFailures)
+	c.State = r.Clone()
 	c.Previous = maps.Clone(r.Previous)
 	return &c
 }

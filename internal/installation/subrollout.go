@@ -36,15 +36,7 @@ type SubRollout struct {
 
 func (r *SubRollout) clone() *SubRollout {
 	c := *r
-	c.Canary = slices.Clone(r.Canary)
-	c.Conditions = slices.Clone(r.Conditions)
-	c.Members = make(map[string]*rollout.MemberStatus, len(r.Members))
-	for k, v := range r.Members {
-		m := *v
-		c.Members[k] = &m
-	}
-	c.RestartBase = maps.Clone(r.RestartBase)
-	c.HealthFailures = maps.Clone(r.HealthFailures)
+	c.State = r.Clone()
 	c.Previous = make(map[string]*Status, len(r.Previous))
 	for k, v := range r.Previous {
 		c.Previous[k] = v.Clone()

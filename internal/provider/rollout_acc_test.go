@@ -83,12 +83,18 @@ func exportsAre(want map[string]string) resource.TestCheckFunc {
 
 // rolloutPlanIs checks rollout_plan.fleet in the plan.
 func rolloutPlanIs(canary string, batches string, hold string) plancheck.PlanCheck {
+	return rolloutPlanOf(app, "fleet", canary, batches, hold)
+}
+
+// rolloutPlanOf checks rollout_plan[group] of the resource at address in
+// the plan: its canary, batches and held members, as fmt prints them.
+func rolloutPlanOf(address, group, canary, batches, hold string) plancheck.PlanCheck {
 	return acctest.PlanFunc(func(req plancheck.CheckPlanRequest) error {
-		after, _, err := plannedAfter(req)
+		after, _, err := plannedAfterOf(req, address)
 		if err != nil {
 			return err
 		}
-		p, _ := acctest.Dig(after, "rollout_plan", "fleet").(map[string]any)
+		p, _ := acctest.Dig(after, "rollout_plan", group).(map[string]any)
 		got := fmt.Sprintf("canary=%v batches=%v hold=%v", p["canary"], p["batches"], p["hold"])
 		want := fmt.Sprintf("canary=%s batches=%s hold=%s", canary, batches, hold)
 		if got != want {
@@ -96,6 +102,26 @@ func rolloutPlanIs(canary string, batches string, hold string) plancheck.PlanChe
 		}
 		return nil
 	})
+}
+
+// inRounds checks members ran in order: first, then each batch (in any
+// order within a batch).
+func inRounds(got []string, first string, batches ...[]string) error {
+	n := 1
+	for _, b := range batches {
+		n += len(b)
+	}
+	if len(got) != n || got[0] != first {
+		return fmt.Errorf("members ran %v: want the canary %s first, %d in all", got, first, n)
+	}
+	i := 1
+	for _, b := range batches {
+		if !slices.Equal(slices.Sorted(slices.Values(got[i:i+len(b)])), b) {
+			return fmt.Errorf("members ran %v: want batch %v", got, b)
+		}
+		i += len(b)
+	}
+	return nil
 }
 
 // orderOf returns the members' RECONCILE runs in order.
@@ -117,20 +143,7 @@ func TestAccExecutionRollout_canaryBatchesCompleted(t *testing.T) {
     auto_fail = { max_restarts = 0 }
     health   = { command = ["sh", "-c", "echo $LANDSCAPER_MEMBER $LANDSCAPER_MEMBER_EXPORT >> %s/health.log"], interval = "200ms" }`, w.Dir)
 	checkOrder := func(first string, batches ...[]string) resource.TestCheckFunc {
-		return func(*terraform.State) error {
-			got := orderOf(w)
-			if len(got) != 4 || got[0] != first {
-				return fmt.Errorf("runs %v: want the canary %s first", got, first)
-			}
-			i := 1
-			for _, b := range batches {
-				if !slices.Equal(slices.Sorted(slices.Values(got[i:i+len(b)])), b) {
-					return fmt.Errorf("runs %v: want batch %v", got, b)
-				}
-				i += len(b)
-			}
-			return nil
-		}
+		return func(*terraform.State) error { return inRounds(orderOf(w), first, batches...) }
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,

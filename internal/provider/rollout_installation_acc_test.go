@@ -128,21 +128,9 @@ func memberRounds(w *world) []string {
 	return keys
 }
 
-// fleetPlanIs checks rollout_plan.clusters in the plan.
+// fleetPlanIs checks rollout_plan.clusters of the installation.
 func fleetPlanIs(canary, batches, hold string) plancheck.PlanCheck {
-	return acctest.PlanFunc(func(req plancheck.CheckPlanRequest) error {
-		after, _, err := plannedAfterOf(req, inst)
-		if err != nil {
-			return err
-		}
-		p, _ := acctest.Dig(after, "rollout_plan", "clusters").(map[string]any)
-		got := fmt.Sprintf("canary=%v batches=%v hold=%v", p["canary"], p["batches"], p["hold"])
-		want := fmt.Sprintf("canary=%s batches=%s hold=%s", canary, batches, hold)
-		if got != want {
-			return fmt.Errorf("rollout_plan: %s, want %s", got, want)
-		}
-		return nil
-	})
+	return rolloutPlanOf(inst, "clusters", canary, batches, hold)
 }
 
 // An installation's members are the target keys its blueprint renders
@@ -157,16 +145,8 @@ func TestAccInstallationRollout_canaryBatchesCompleted(t *testing.T) {
     health   = { command = ["sh", "-c", "echo $LANDSCAPER_MEMBER $LANDSCAPER_MEMBER_ITEMS >> %s/health.log"], interval = "200ms" }`, w.Dir)
 	order := func(canary string, batches ...[]string) resource.TestCheckFunc {
 		return func(*terraform.State) error {
-			got := memberRounds(w)
-			if len(got) != 4 || got[0] != canary {
-				return fmt.Errorf("members ran %v: want the canary %s first", got, canary)
-			}
-			i := 1
-			for _, b := range batches {
-				if !slices.Equal(slices.Sorted(slices.Values(got[i:i+len(b)])), b) {
-					return fmt.Errorf("members ran %v: want batch %v", got, b)
-				}
-				i += len(b)
+			if err := inRounds(memberRounds(w), canary, batches...); err != nil {
+				return err
 			}
 			if h := w.healthLog(); !strings.Contains(h, canary+" agent-"+canary+",app-"+canary) {
 				return fmt.Errorf("health command saw %q", h)

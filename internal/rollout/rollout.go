@@ -12,6 +12,7 @@ package rollout
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -239,6 +240,21 @@ type State struct {
 	// HealthFailures counts each member's failed health commands during
 	// the bake.
 	HealthFailures map[string]int `json:"healthFailures,omitempty"`
+}
+
+// Clone returns a copy that shares nothing mutable with s.
+func (s State) Clone() State {
+	c := s
+	c.Canary = slices.Clone(s.Canary)
+	c.Conditions = slices.Clone(s.Conditions)
+	c.Members = make(map[string]*MemberStatus, len(s.Members))
+	for k, v := range s.Members {
+		m := *v
+		c.Members[k] = &m
+	}
+	c.RestartBase = maps.Clone(s.RestartBase)
+	c.HealthFailures = maps.Clone(s.HealthFailures)
+	return c
 }
 
 // SetCondition sets a condition the Landscaper way.
