@@ -366,50 +366,18 @@ func (j *job) bake(ctx context.Context, ex Execution, groups []*groupRun, round 
 // memberRestarts counts a canary member's restarts since the bake began:
 // its deployer's count (Kubernetes pods) and failed health commands.
 func (j *job) memberRestarts(ctx context.Context, ex Execution, gr *groupRun, m string) (int, string, bool) {
-	rs := gr.rs
-	ms := rs.Members[m]
-	if ms == nil {
-		ms = &rollout.MemberStatus{}
-		rs.Members[m] = ms
-	}
-	why := ""
-	n := 0
-	ready := true
 	items := gr.items[m]
+	var health []rollout.ItemHealth
 	for _, it := range items {
-		h, ok := j.deployerHealth(ctx, it)
-		if !ok {
-			continue
+		if h, ok := j.deployerHealth(ctx, it); ok {
+			health = append(health, rollout.ItemHealth{Key: it, Restarts: h.Restarts, Ready: h.Ready, Message: h.Message})
 		}
-		// A member is as sick as its sickest item.
-		if r := max(0, h.Restarts-rs.RestartBase[it]); r > n || why == "" {
-			n = max(n, r)
-			if h.Message != "" {
-				why = ": " + h.Message
-			}
-		}
-		ready = ready && h.Ready
 	}
-	if cmd := ex.Rollout.Health.Command; len(cmd) > 0 && ctx.Err() == nil {
-		env := []string{"LANDSCAPER_EXECUTION=" + j.exec, "LANDSCAPER_ROLLOUT_GROUP=" + gr.name,
-			"LANDSCAPER_MEMBER=" + m, "LANDSCAPER_MEMBER_EXPORT=" + j.memberExport(m, items),
-			"LANDSCAPER_MEMBER_ITEMS=" + strings.Join(items, ",")}
-		limit := ex.Rollout.Health.Interval
-		if limit <= 0 {
-			limit = rollout.DefaultHealthInterval
-		}
-		run := j.e.HealthCommand
-		if run == nil {
-			run = rollout.RunCommand
-		}
-		if err := run(ctx, cmd, env, limit); err != nil && ctx.Err() == nil {
-			rs.HealthFailures[m]++
-			why = fmt.Sprintf(" (last health command: %v)", err)
-			j.emit(Event{Item: m, Output: "health command failed: " + err.Error()})
-		}
-		n += rs.HealthFailures[m]
+	n, why, ready, err := ex.Rollout.MemberHealth(ctx, &gr.rs.State, health, j.e.HealthCommand, rollout.HealthEnv{
+		Execution: j.exec, Group: gr.name, Member: m, Export: j.memberExport(m, items), Items: items})
+	if err != nil {
+		j.emit(Event{Item: m, Output: "health command failed: " + err.Error()})
 	}
-	ms.Restarts = n
 	return n, why, ready
 }
 

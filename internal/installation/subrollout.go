@@ -393,50 +393,25 @@ func (r *Runner) subBake(ctx context.Context, path string, st *Status, g *subRun
 	rs.SetCondition(clock.Now(), rollout.ConditionCanary, "True", "Baking",
 		fmt.Sprintf("the canary bakes for %s from %s", r.Rollout.Duration, rs.BakeStart.UTC().Format(time.RFC3339)))
 	probe := func(ctx context.Context, m string) (int, string, bool) {
-		n, why, ready := 0, "", true
 		var items []string
+		var healths []rollout.ItemHealth
 		health(m, func(exec, item string, is *engine.ItemStatus) {
-			items = append(items, exec+"/"+item)
-			h, ok, err := r.Engine.Health(ctx, exec, item, jobID, is)
-			if !ok || err != nil {
-				return
+			key := exec + "/" + item
+			items = append(items, key)
+			if h, ok, err := r.Engine.Health(ctx, exec, item, jobID, is); ok && err == nil {
+				healths = append(healths, rollout.ItemHealth{Key: key, Restarts: h.Restarts, Ready: h.Ready, Message: h.Message})
 			}
-			if d := max(0, h.Restarts-rs.RestartBase[exec+"/"+item]); d > n || why == "" {
-				n = max(n, d)
-				if h.Message != "" {
-					why = ": " + h.Message
-				}
-			}
-			ready = ready && h.Ready
 		})
-		if cmd := r.Rollout.Health.Command; len(cmd) > 0 && ctx.Err() == nil {
-			exports := map[string]any{}
-			for _, sub := range g.members[m] {
-				exports[sub] = st.Subs[sub].Exports.Data
-			}
-			b, _ := json.Marshal(exports)
-			env := []string{"LANDSCAPER_EXECUTION=" + r.executionName(path), "LANDSCAPER_ROLLOUT_GROUP=" + Join(path, g.name),
-				"LANDSCAPER_MEMBER=" + m, "LANDSCAPER_MEMBER_EXPORT=" + string(b), "LANDSCAPER_MEMBER_ITEMS=" + strings.Join(items, ",")}
-			limit := r.Rollout.Health.Interval
-			if limit <= 0 {
-				limit = rollout.DefaultHealthInterval
-			}
-			run := r.Engine.HealthCommand
-			if run == nil {
-				run = rollout.RunCommand
-			}
-			if err := run(ctx, cmd, env, limit); err != nil && ctx.Err() == nil {
-				rs.HealthFailures[m]++
-				why = fmt.Sprintf(" (last health command: %v)", err)
-			}
-			n += rs.HealthFailures[m]
+		exports := map[string]any{}
+		for _, sub := range g.members[m] {
+			exports[sub] = st.Subs[sub].Exports.Data
 		}
-		ms := rs.Members[m]
-		if ms == nil {
-			ms = &rollout.MemberStatus{}
-			rs.Members[m] = ms
+		b, _ := json.Marshal(exports)
+		n, why, ready, err := r.Rollout.MemberHealth(ctx, &rs.State, healths, r.Engine.HealthCommand, rollout.HealthEnv{
+			Execution: r.executionName(path), Group: Join(path, g.name), Member: m, Export: string(b), Items: items})
+		if err != nil {
+			r.emit(Event{Path: path, JobID: jobID, Item: &engine.Event{Item: m, Output: "health command failed: " + err.Error()}})
 		}
-		ms.Restarts = n
 		return n, why, ready
 	}
 	return &rollout.Bake{State: &rs.State, Members: stg.Members, Probe: probe,
