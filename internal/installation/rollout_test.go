@@ -156,3 +156,58 @@ func BenchmarkSubRollout50(b *testing.B) {
 		})
 	}
 }
+
+// failingFleet is fleetBP whose sub-installation for bad fails under any
+// v other than v1.
+type failingFleet struct {
+	fleetBP
+	bad string
+}
+
+func (b *failingFleet) Render(ctx context.Context, in Input) (*Rendered, error) {
+	out, err := b.fleetBP.Render(ctx, in)
+	if err == nil && in.Imports.Data["v"] != "v1" {
+		for i, s := range out.Subs {
+			if s.Name == "s-"+b.bad {
+				out.Subs[i].Blueprint = &fakeBP{id: "member", fail: true}
+			}
+		}
+	}
+	return out, err
+}
+
+// A canary sub-installation whose deploy item fails fails the rollout
+// like auto-fail: its subtree runs v1 again, the rest never moved.
+func TestSubRolloutFailingCanaryIsReverted(t *testing.T) {
+	r, _ := newRunner()
+	bp := &failingFleet{fleetBP: fleetBP{keys: keysN(3)}, bad: "c01"}
+	r.Rollout = &rollout.Strategy{CanaryMembers: []string{"c01"}}
+	st := r.Apply(context.Background(), bp, fleetImports(bp.keys, "v1"), nil)
+	if !st.Succeeded() {
+		t.Fatalf("create: %v", st.LastError)
+	}
+	before := st.Subs["s-c01"].Execution.Items["item"].AppliedHash
+	st = r.Apply(context.Background(), bp, fleetImports(bp.keys, "v2"), st)
+	rs := st.Rollouts["clusters"]
+	if st.Phase != core.PhaseFailed || st.LastError.Reason != engine.ReasonCanaryFailed || rs.Phase != rollout.PhaseCanaryFailed {
+		t.Fatalf("phase %s %+v, rollout %+v", st.Phase, st.LastError, rs.State)
+	}
+	s := st.Subs["s-c01"]
+	if is := s.Execution.Items["item"]; is.AppliedHash != before || is.Phase != core.PhaseSucceeded {
+		t.Errorf("canary not reverted: %s %s", is.Phase, is.AppliedHash)
+	}
+	if got := onNew(st, &bp.fleetBP, "v2"); len(got) != 0 {
+		t.Errorf("on v2 after the failed canary: %v", got)
+	}
+	if got := onNew(st, &bp.fleetBP, "v1"); !slices.Equal(got, []string{"c00", "c01", "c02"}) {
+		t.Errorf("on v1: %v, want every member, the canary reverted", got)
+	}
+	// The same spec again holds everything; the plan says so.
+	p, err := PlanTree(context.Background(), bp, fleetImports(bp.keys, "v2"), st, "", r.Rollout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.SubRollouts["clusters"]; len(d.Stages) != 0 || !slices.Equal(d.Hold, []string{"c00", "c01", "c02"}) || d.Why != rollout.ReasonCanaryFailed {
+		t.Errorf("plan after the failure: %+v", d)
+	}
+}
