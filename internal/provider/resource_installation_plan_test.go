@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
@@ -263,5 +264,33 @@ resource "landscaper_installation" "app" {
 			ExpectError: regexp.MustCompile(`(?s)target_maps\["fleet"\]\["eu"\]\.type: "nope" is not a known target type.*` +
 				`target map "fleet", key "us\[1\]"`),
 		}},
+	})
+}
+
+// A settled installation whose only change is a configured attribute
+// (timeouts here) plans that change and keeps what was computed; the
+// apply runs nothing.
+func TestAccInstallation_settledConfigOnlyChange(t *testing.T) {
+	w := newWorld(t)
+	base := w.fleetInstallation("v1", "", "")
+	withTimeouts := strings.Replace(base, `  name      = "fleet"`, `  name      = "fleet"
+  timeouts  = { update = "5m" }`, 1)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: base, Check: func(*terraform.State) error { w.Runs(); return nil }},
+			{
+				Config: withTimeouts,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
+				}},
+				Check: func(*terraform.State) error {
+					if runs := w.Runs(); len(runs) != 0 {
+						return fmt.Errorf("a timeouts change ran %v", runs)
+					}
+					return nil
+				},
+			},
+		},
 	})
 }
