@@ -116,7 +116,7 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 		}
 	}
 
-	groups, err := decideSubs(ctx, path, rendered.Subs, rendered.Items, imp, prev, trigger, s)
+	groups, err := decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, prev, trigger, s)
 	if err != nil {
 		return nil, err
 	}

@@ -211,3 +211,50 @@ func TestSubRolloutFailingCanaryIsReverted(t *testing.T) {
 		t.Errorf("plan after the failure: %+v", d)
 	}
 }
+
+// chainedFleet is fleetBP whose members import what a sibling outside
+// the group, "config", exports from v.
+type chainedFleet struct{ fleetBP }
+
+func (b *chainedFleet) Render(ctx context.Context, in Input) (*Rendered, error) {
+	out, err := b.fleetBP.Render(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out.Subs {
+		if out.Subs[i].Name != "agg" {
+			out.Subs[i].DataImports = map[string]string{"cfg": "cfg"}
+		}
+	}
+	out.Subs = append(out.Subs, sub("config", &fakeBP{id: "config"}, "cfg", map[string]string{"v": "v"}))
+	return out, nil
+}
+
+// Members that import from a sibling are known to be current once that
+// sibling has nothing to do: a completed rollout settles, and a change
+// upstream moves them canary first.
+func TestSubRolloutOfMembersFedBySibling(t *testing.T) {
+	r, _ := newRunner()
+	bp := &chainedFleet{fleetBP{keys: keysN(3)}}
+	r.Rollout = &rollout.Strategy{CanaryCount: 1}
+	for _, v := range []string{"v1", "v2"} {
+		st := r.Apply(context.Background(), bp, fleetImports(bp.keys, v), nil)
+		if v == "v2" {
+			prev := r.Apply(context.Background(), bp, fleetImports(bp.keys, "v1"), nil)
+			st = r.Apply(context.Background(), bp, fleetImports(bp.keys, v), prev)
+		}
+		rs := st.Rollouts["clusters"]
+		if !st.Succeeded() || rs.Phase != rollout.PhaseCompleted {
+			t.Fatalf("%s: phase %s %v, rollout %+v", v, st.Phase, st.LastError, rs.State)
+		}
+		for m, ms := range rs.Members {
+			if !ms.New {
+				t.Errorf("%s: member %s not on the new spec", v, m)
+			}
+		}
+		p, err := PlanTree(context.Background(), bp, fleetImports(bp.keys, v), st, "", r.Rollout)
+		if err != nil || !p.Noop {
+			t.Fatalf("%s: the plan after a completed rollout is not a no-op (%v): %+v", v, err, p.SubRollouts)
+		}
+	}
+}

@@ -164,7 +164,7 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	}
 
 	n.setPhase(core.PhaseProgressing)
-	groups, err := decideSubs(ctx, path, rendered.Subs, rendered.Items, imp, prev, r.ReconcileTrigger, r.Rollout)
+	groups, err := decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, prev, r.ReconcileTrigger, r.Rollout)
 	if err != nil {
 		return n.fail(core.PhaseFailed, renderError(err))
 	}

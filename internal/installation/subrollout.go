@@ -93,10 +93,13 @@ func (g *subGroup) subs(members []string) []string {
 // decideSubs groups a node's sub-installation members and decides each
 // group's rollout from prev, the node's status before the job. A
 // member is current when none of its sub-installations has anything to
-// do (their plans are no-ops). items are the node's deploy items: a group
+// do (their plans are no-ops). A sub-installation that imports from a
+// sibling sees what that sibling exported last, when the sibling has
+// nothing to do either; otherwise what it will import is not known yet,
+// and it counts as changed. items are the node's deploy items: a group
 // whose name an item group has is named "<import>/subinstallations".
-func decideSubs(ctx context.Context, path string, subs []Sub, items map[string]engine.ItemSpec, imp Imports, prev *Status,
-	trigger string, s *rollout.Strategy) ([]*subGroup, error) {
+func decideSubs(ctx context.Context, path string, subs []Sub, deps map[string][]string, items map[string]engine.ItemSpec,
+	imp Imports, prev *Status, trigger string, s *rollout.Strategy) ([]*subGroup, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -109,9 +112,44 @@ func decideSubs(ctx context.Context, path string, subs []Sub, items map[string]e
 	byName := map[string]*subGroup{}
 	sc := newScope(imp)
 	current := map[string]bool{}
-	for _, sub := range subs {
+	// settled plans a sub-installation whose siblings it imports from
+	// have nothing to do, and when it has nothing to do either, adds
+	// what it exported last to the scope.
+	done := map[string]bool{}
+	settled := func(sub Sub, prevSub *Status) (input string, ok bool, err error) {
+		for _, d := range deps[sub.Name] {
+			if !done[d] {
+				return "", false, nil
+			}
+		}
+		subImp, err := sc.importsOf(sub)
+		if err != nil {
+			return "", false, nil
+		}
+		p, err := planNode(ctx, Join(path, sub.Name), sub.Blueprint, subImp, prevSub, trigger, s)
+		if err != nil || !p.Noop {
+			return InputHash(sub.Blueprint, subImp), false, err
+		}
+		sc.add(sub, p.Exports)
+		done[sub.Name] = true
+		return InputHash(sub.Blueprint, subImp), true, nil
+	}
+	feeds := func(sub Sub) bool {
+		return slices.ContainsFunc(subs, func(o Sub) bool { return slices.Contains(deps[o.Name], sub.Name) })
+	}
+	for _, sub := range topological(subs, deps) {
+		var prevSub *Status
+		if prev != nil {
+			prevSub = prev.Subs[sub.Name]
+		}
 		coll, key, ok := elementOfSub(sub, imp)
 		if !ok {
+			// Not a member; what it exports may feed one.
+			if feeds(sub) {
+				if _, _, err := settled(sub, prevSub); err != nil {
+					return nil, err
+				}
+			}
 			continue
 		}
 		name := coll
@@ -124,17 +162,9 @@ func decideSubs(ctx context.Context, path string, subs []Sub, items map[string]e
 			byName[name] = g
 		}
 		g.members[key] = append(g.members[key], sub.Name)
-		var prevSub *Status
-		if prev != nil {
-			prevSub = prev.Subs[sub.Name]
-		}
-		if subImp, err := sc.importsOf(sub); err == nil {
-			g.input[sub.Name] = InputHash(sub.Blueprint, subImp)
-			p, err := planNode(ctx, Join(path, sub.Name), sub.Blueprint, subImp, prevSub, trigger, s)
-			if err != nil {
-				return nil, err
-			}
-			current[sub.Name] = p.Noop
+		var err error
+		if g.input[sub.Name], current[sub.Name], err = settled(sub, prevSub); err != nil {
+			return nil, err
 		}
 	}
 	var out []*subGroup
@@ -293,6 +323,21 @@ func (r *Runner) rolloutSubs(ctx context.Context, path string, subs []Sub, deps 
 				}
 			}
 			break
+		}
+	}
+	// Inputs that could not be known before the job are known now.
+	byName := map[string]Sub{}
+	for _, sub := range subs {
+		byName[sub.Name] = sub
+	}
+	for _, g := range runs {
+		for sub, in := range g.input {
+			if in != "" {
+				continue
+			}
+			if subImp, err := sc.importsOf(byName[sub]); err == nil {
+				g.input[sub] = InputHash(byName[sub].Blueprint, subImp)
+			}
 		}
 	}
 	return failure, r.finishSubRollouts(st, runs, jobID)
