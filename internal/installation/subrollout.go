@@ -122,9 +122,10 @@ func decideSubs(ctx context.Context, path string, subs []Sub, deps map[string][]
 				return "", false, nil
 			}
 		}
-		subImp, err := sc.importsOf(sub)
-		if err != nil {
-			return "", false, nil
+		subImp, impErr := sc.importsOf(sub)
+		if impErr != nil {
+			// The job reports it; here it only means "changed".
+			return "", false, nil //nolint:nilerr // not this function's error to report
 		}
 		p, err := planNode(ctx, Join(path, sub.Name), sub.Blueprint, subImp, prevSub, trigger, s)
 		if err != nil || !p.Noop {
