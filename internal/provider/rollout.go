@@ -82,12 +82,13 @@ var (
 	installationRollout = rolloutSubject{
 		members: "what the blueprint renders per target: each deploy item that targets an element of a " +
 			"target map or list import (`target: {import: clusters, key: eu-1}`) is part of the *member* named by " +
-			"that key (a list's index), together with every other item the same installation renders for it; the " +
-			"items of one installation that target one import form a *group*, and every group of the tree follows " +
-			"this strategy",
+			"that key (a list's index), together with every other item the same installation renders for it, and " +
+			"so is each sub-installation that imports the element (`target: clusters[eu-1]`), with everything " +
+			"under it; the members of one installation that come from one import form a *group*, and every group " +
+			"of the tree follows this strategy",
 		canaryMembers: "Target map keys (or target list indexes) whose members are the canary, such as `[\"eu-1\"]`; " +
 			"in every group that has them.",
-		others: "Items that target no element of a target map or list",
+		others: "Items and sub-installations rendered for no element of a target map or list",
 		group:  "`\"<installation path>/<target map or list import>\"` (the root's groups by the import's name alone)",
 		member: "target map key (or target list index)",
 	}
@@ -98,9 +99,9 @@ func rolloutAttribute(of rolloutSubject) schema.SingleNestedAttribute {
 		MarkdownDescription: "Progressive rollout of " + of.members + ". When members' specs " +
 			"change (and on the first create), the canary runs the new spec first and bakes for `duration`, its health " +
 			"watched; then the rest move batch by batch. " + of.others + " run as before, without waiting. " +
-			"An apply that ends before the rollout completes (paused, failed, interrupted) fails with a diagnostic " +
-			"naming the members on the new and on the old spec; the next apply goes on from there. See the " +
-			"fleet rollouts guide.",
+			"An apply that ends before the rollout completes (paused, failed, interrupted) ends with a diagnostic " +
+			"naming the members on the new and on the old spec (a warning for a manual pause, else an error); " +
+			"the next apply goes on from there. See the fleet rollouts guide.",
 		Optional: true,
 		Attributes: map[string]schema.Attribute{
 			"canary": schema.SingleNestedAttribute{
@@ -133,9 +134,9 @@ func rolloutAttribute(of rolloutSubject) schema.SingleNestedAttribute {
 			"health": schema.SingleNestedAttribute{
 				MarkdownDescription: "A command that checks a canary member's health during the bake, for items " +
 					"whose deployer cannot tell (exec, mock). It runs for each canary member every `interval`, with " +
-					"`LANDSCAPER_EXECUTION`, `LANDSCAPER_ROLLOUT_GROUP`, `LANDSCAPER_MEMBER` and " +
-					"`LANDSCAPER_MEMBER_EXPORT` (the member's export as JSON) set; a non-zero exit, or none within " +
-					"`interval`, counts as a restart.",
+					"`LANDSCAPER_EXECUTION`, `LANDSCAPER_ROLLOUT_GROUP`, `LANDSCAPER_MEMBER`, `LANDSCAPER_MEMBER_ITEMS` " +
+					"(the member's deploy items, comma-separated) and `LANDSCAPER_MEMBER_EXPORT` (the member's export as " +
+					"JSON) set; a non-zero exit, or none within `interval`, counts as a restart.",
 				Optional: true,
 				Attributes: map[string]schema.Attribute{
 					"command": schema.ListAttribute{Required: true, ElementType: types.StringType,
