@@ -135,7 +135,9 @@ func (j *job) startRollouts(ex Execution, plan Plan) {
 	items := groupItems(ex)
 	for g, d := range plan.Rollouts {
 		rs := &RolloutStatus{State: *d.State}
-		if old := j.st.Rollouts[g]; old != nil && !d.Fresh {
+		if old := j.st.Rollouts[g]; old != nil && !d.Fresh && old.Phase != rollout.PhaseCompleted {
+			// What the canary ran before a rollout that is still going;
+			// after a completed one, what it runs now (below).
 			rs.Previous = old.Previous
 		}
 		if rs.Previous == nil {

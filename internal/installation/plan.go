@@ -45,6 +45,10 @@ type Plan struct {
 	SubRollouts map[string]rollout.Decision
 	// SubMembers are the members (target keys) of those groups.
 	SubMembers []string
+	// NewSubMembers is set when a member sub-installation has never run:
+	// until it does, what it renders is not known, and a rollout may
+	// hold it past this job.
+	NewSubMembers bool
 }
 
 // AllKnown reports whether every node of the plan was rendered.
@@ -116,18 +120,18 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 		}
 	}
 
-	groups, err := decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, prev, trigger, s)
-	if err != nil {
-		return nil, err
-	}
+	groups := decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, InputHash(bp, imp), prev, trigger, s)
 	for _, g := range groups {
 		if p.SubRollouts == nil {
 			p.SubRollouts = map[string]rollout.Decision{}
 		}
 		p.SubRollouts[g.name] = g.d
-		for k := range g.members {
+		for k, subs := range g.members {
 			if !slices.Contains(p.SubMembers, k) {
 				p.SubMembers = append(p.SubMembers, k)
+			}
+			for _, sub := range subs {
+				p.NewSubMembers = p.NewSubMembers || prevSubs[sub] == nil
 			}
 		}
 	}

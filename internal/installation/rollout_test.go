@@ -258,3 +258,30 @@ func TestSubRolloutOfMembersFedBySibling(t *testing.T) {
 		}
 	}
 }
+
+// Members fed by a sibling cannot know their input before the job; each
+// upstream change is still a new revision, so a new spec during a paused
+// rollout starts over with the canary instead of moving the batches on.
+func TestSubRolloutNewUpstreamSpecIsANewRevision(t *testing.T) {
+	r, _ := newRunner()
+	bp := &chainedFleet{fleetBP{keys: keysN(3)}}
+	r.Rollout = &rollout.Strategy{CanaryCount: 1}
+	st := r.Apply(context.Background(), bp, fleetImports(bp.keys, "v1"), nil)
+	r.Rollout.Paused = true
+	st = r.Apply(context.Background(), bp, fleetImports(bp.keys, "v2"), st)
+	r2 := st.Rollouts["clusters"].Revision
+	st = r.Apply(context.Background(), bp, fleetImports(bp.keys, "v3"), st)
+	rs := st.Rollouts["clusters"]
+	if rs.Revision == r2 {
+		t.Fatalf("v2 and v3 have the same revision %s", r2)
+	}
+	var moved []string
+	for m, ms := range rs.Members {
+		if ms.New {
+			moved = append(moved, m)
+		}
+	}
+	if !slices.Equal(moved, []string{"c00"}) || rs.Reason != rollout.ReasonManualPause {
+		t.Fatalf("v3 while paused moved %v (%s), want the canary c00 alone", moved, rs.Reason)
+	}
+}

@@ -164,10 +164,7 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	}
 
 	n.setPhase(core.PhaseProgressing)
-	groups, err := decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, prev, r.ReconcileTrigger, r.Rollout)
-	if err != nil {
-		return n.fail(core.PhaseFailed, renderError(err))
-	}
+	groups := decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, InputHash(bp, imp), prev, r.ReconcileTrigger, r.Rollout)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -180,9 +177,13 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	sc := newScope(imp)
 	var subErr *core.Error
 	var stops []string
-	if len(groups) > 0 {
+	switch {
+	case len(groups) > 0 && !idle(groups):
 		subErr, stops = r.rolloutSubs(ctx, path, rendered.Subs, deps, st, sc, jobID, groups)
-	} else {
+	case len(groups) > 0:
+		settleSubRollouts(st, groups)
+		subErr = r.runSubs(ctx, path, rendered.Subs, deps, st, sc, jobID, nil)
+	default:
 		st.Rollouts = nil
 		subErr = r.runSubs(ctx, path, rendered.Subs, deps, st, sc, jobID, nil)
 	}

@@ -75,9 +75,35 @@ type subGroup struct {
 	// members are the sub-installations of each key, sorted.
 	members map[string][]string
 	// input is the input hash each member sub-installation would run
-	// with ("" when it imports from a sibling: not known beforehand).
-	input map[string]string
-	d     rollout.Decision
+	// with ("" when it imports from a sibling: not known beforehand);
+	// revision is its part of the group's revision.
+	input, revision map[string]string
+	d               rollout.Decision
+}
+
+// idle reports whether no group has anything to run or hold: the job
+// leaves their state as it is, as the engine's Settle does.
+func idle(groups []*subGroup) bool {
+	for _, g := range groups {
+		if len(g.d.Stages) > 0 || len(g.d.Hold) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// settleSubRollouts is the rollout state of a node whose groups are
+// idle: what it was, and a new group's decision state.
+func settleSubRollouts(st *Status, groups []*subGroup) {
+	old := st.Rollouts
+	st.Rollouts = map[string]*SubRollout{}
+	for _, g := range groups {
+		if o := old[g.name]; o != nil {
+			st.Rollouts[g.name] = o
+		} else {
+			st.Rollouts[g.name] = &SubRollout{State: g.d.State.Clone()}
+		}
+	}
 }
 
 // subs lists the sub-installations of members.
@@ -96,12 +122,14 @@ func (g *subGroup) subs(members []string) []string {
 // do (their plans are no-ops). A sub-installation that imports from a
 // sibling sees what that sibling exported last, when the sibling has
 // nothing to do either; otherwise what it will import is not known yet,
-// and it counts as changed. items are the node's deploy items: a group
-// whose name an item group has is named "<import>/subinstallations".
+// and it counts as changed. A sub-installation that fails to render
+// counts as changed too: its own run reports why. items are the node's
+// deploy items: a group whose name an item group has is named
+// "<import>/subinstallations". parentInput is the node's InputHash.
 func decideSubs(ctx context.Context, path string, subs []Sub, deps map[string][]string, items map[string]engine.ItemSpec,
-	imp Imports, prev *Status, trigger string, s *rollout.Strategy) ([]*subGroup, error) {
+	imp Imports, parentInput string, prev *Status, trigger string, s *rollout.Strategy) []*subGroup {
 	if s == nil {
-		return nil, nil
+		return nil
 	}
 	itemGroups := map[string]bool{}
 	for _, spec := range items {
@@ -116,24 +144,30 @@ func decideSubs(ctx context.Context, path string, subs []Sub, deps map[string][]
 	// have nothing to do, and when it has nothing to do either, adds
 	// what it exported last to the scope.
 	done := map[string]bool{}
-	settled := func(sub Sub, prevSub *Status) (input string, ok bool, err error) {
+	settled := func(sub Sub, prevSub *Status) (input string, ok bool) {
 		for _, d := range deps[sub.Name] {
 			if !done[d] {
-				return "", false, nil
+				return "", false
 			}
 		}
-		subImp, impErr := sc.importsOf(sub)
-		if impErr != nil {
-			// The job reports it; here it only means "changed".
-			return "", false, nil //nolint:nilerr // not this function's error to report
+		subImp, err := sc.importsOf(sub)
+		if err != nil {
+			return "", false
 		}
-		p, err := planNode(ctx, Join(path, sub.Name), sub.Blueprint, subImp, prevSub, trigger, s)
+		// A member runs its spec whatever the trigger: a new
+		// reconcile_trigger runs members again, but rolls nothing out,
+		// as for items.
+		t := trigger
+		if prevSub != nil {
+			t = prevSub.ReconcileTrigger
+		}
+		p, err := planNode(ctx, Join(path, sub.Name), sub.Blueprint, subImp, prevSub, t, s)
 		if err != nil || !p.Noop {
-			return InputHash(sub.Blueprint, subImp), false, err
+			return InputHash(sub.Blueprint, subImp), false
 		}
 		sc.add(sub, p.Exports)
 		done[sub.Name] = true
-		return InputHash(sub.Blueprint, subImp), true, nil
+		return InputHash(sub.Blueprint, subImp), true
 	}
 	feeds := func(sub Sub) bool {
 		return slices.ContainsFunc(subs, func(o Sub) bool { return slices.Contains(deps[o.Name], sub.Name) })
@@ -147,9 +181,7 @@ func decideSubs(ctx context.Context, path string, subs []Sub, deps map[string][]
 		if !ok {
 			// Not a member; what it exports may feed one.
 			if feeds(sub) {
-				if _, _, err := settled(sub, prevSub); err != nil {
-					return nil, err
-				}
+				settled(sub, prevSub)
 			}
 			continue
 		}
@@ -159,13 +191,18 @@ func decideSubs(ctx context.Context, path string, subs []Sub, deps map[string][]
 		}
 		g := byName[name]
 		if g == nil {
-			g = &subGroup{name: name, members: map[string][]string{}, input: map[string]string{}}
+			g = &subGroup{name: name, members: map[string][]string{}, input: map[string]string{}, revision: map[string]string{}}
 			byName[name] = g
 		}
 		g.members[key] = append(g.members[key], sub.Name)
-		var err error
-		if g.input[sub.Name], current[sub.Name], err = settled(sub, prevSub); err != nil {
-			return nil, err
+		g.input[sub.Name], current[sub.Name] = settled(sub, prevSub)
+		// What identifies the spec being rolled out. What a member
+		// imports from siblings is known only once they ran, so such a
+		// member's part is the node's own input (which any upstream
+		// change changes), the same before and after the job.
+		g.revision[sub.Name] = g.input[sub.Name]
+		if len(deps[sub.Name]) > 0 {
+			g.revision[sub.Name] = "siblings\x00" + parentInput
 		}
 	}
 	var out []*subGroup
@@ -179,7 +216,7 @@ func decideSubs(ctx context.Context, path string, subs []Sub, deps map[string][]
 			cur := true
 			for _, sub := range g.members[k] {
 				cur = cur && current[sub]
-				fmt.Fprintf(h, "%s\x00%s\x00%s\x00", k, sub, g.input[sub])
+				fmt.Fprintf(h, "%s\x00%s\x00%s\x00", k, sub, g.revision[sub])
 			}
 			ms[i] = rollout.Member{Name: k, Current: cur}
 		}
@@ -190,7 +227,7 @@ func decideSubs(ctx context.Context, path string, subs []Sub, deps map[string][]
 		g.d = rollout.Decide(*s, prevState, ms, hex.EncodeToString(h.Sum(nil))[:12], trigger)
 		out = append(out, g)
 	}
-	return out, nil
+	return out
 }
 
 // heldSubs are the sub-installations the groups' decisions hold.
@@ -213,6 +250,13 @@ func keptPlan(path string, prev *Status) *Plan {
 		return p
 	}
 	p.Noop, p.Exports = prev.Succeeded(), prev.Exports
+	// The members it rendered last, for checking canary.members.
+	for _, rs := range prev.Rollouts {
+		p.SubMembers = append(p.SubMembers, slices.Collect(maps.Keys(rs.Members))...)
+	}
+	for _, rs := range prev.Execution.Rollouts {
+		p.SubMembers = append(p.SubMembers, slices.Collect(maps.Keys(rs.Members))...)
+	}
 	p.Items = map[string]engine.ItemSpec{}
 	for n, is := range prev.Execution.Items {
 		p.Items[n] = is.Spec
@@ -242,21 +286,24 @@ type subRun struct {
 func (r *Runner) rolloutSubs(ctx context.Context, path string, subs []Sub, deps map[string][]string, st *Status, sc *scope,
 	jobID string, groups []*subGroup) (*core.Error, []string) {
 	runs := r.startSubRollouts(st, groups)
-	members := map[string]bool{}
+	// Members a stage moves, or the decision holds, wait for that; the
+	// rest (members whose spec does not change, sub-installations outside
+	// groups) run in every round: they may import what members export,
+	// which changes as members move, and a new reconcile_trigger runs
+	// them at once, as it runs items outside stages.
+	waiting := heldSubs(groups)
 	for _, g := range runs {
-		for _, m := range g.members {
-			for _, sub := range m {
-				members[sub] = true
+		for _, stg := range g.d.Stages {
+			for _, sub := range g.subs(stg.Run) {
+				waiting[sub] = true
 			}
 		}
 	}
 	var failure *core.Error
 	for round := 0; ; round++ {
-		// Sub-installations outside groups run in every round: they may
-		// import what members export, which changes as members move.
 		run := map[string]bool{}
 		for _, sub := range subs {
-			if !members[sub.Name] {
+			if !waiting[sub.Name] {
 				run[sub.Name] = true
 			}
 		}
@@ -308,7 +355,12 @@ func (r *Runner) rolloutSubs(ctx context.Context, path string, subs []Sub, deps 
 				g.stageDone(now, stg, r.Rollout.Paused)
 			}
 		}
-		if len(bakes) > 0 {
+		switch {
+		case len(bakes) > 0 && failure != nil:
+			for _, b := range bakes {
+				b.Stop(rollout.PhaseCanary, rollout.ReasonInterrupted, "other sub-installations failed; the canary bakes in the next apply")
+			}
+		case len(bakes) > 0:
 			rollout.RunBakes(ctx, r.Engine.Clock, *r.Rollout, bakes)
 		}
 		for _, g := range runs {
@@ -365,8 +417,12 @@ func (r *Runner) startSubRollouts(st *Status, groups []*subGroup) []*subRun {
 	for _, g := range groups {
 		rs := &SubRollout{State: *g.d.State}
 		if o := old[g.name]; o != nil && !g.d.Fresh {
-			rs.Previous = o.Previous
 			rs.Members = o.Members
+			if o.Phase != rollout.PhaseCompleted {
+				// What the canary ran before a rollout that is still
+				// going; after a completed one, what it runs now.
+				rs.Previous = o.Previous
+			}
 		}
 		if rs.Previous == nil {
 			rs.Previous = map[string]*Status{}
@@ -454,7 +510,7 @@ func (r *Runner) subBake(ctx context.Context, path string, st *Status, g *subRun
 		}
 		b, _ := json.Marshal(exports)
 		n, why, ready, err := r.Rollout.MemberHealth(ctx, &rs.State, healths, r.Engine.HealthCommand, rollout.HealthEnv{
-			Execution: r.executionName(path), Group: Join(path, g.name), Member: m, Export: string(b), Items: items})
+			Execution: r.executionName(path), Group: g.name, Member: m, Export: string(b), Items: items})
 		if err != nil {
 			r.emit(Event{Path: path, JobID: jobID, Item: &engine.Event{Item: m, Output: "health command failed: " + err.Error()}})
 		}

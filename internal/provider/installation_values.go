@@ -209,6 +209,14 @@ func plannedItems(t tftypes.Type, p *installation.Plan, prev *installation.Statu
 	return renderedItems(t, specs, sec)
 }
 
+// newSubMembers reports whether a rollout group of the plan has a
+// sub-installation member that never ran.
+func newSubMembers(p *installation.Plan) bool {
+	found := false
+	p.Walk(func(n *installation.Plan) { found = found || n.NewSubMembers })
+	return found
+}
+
 // rolloutsMove reports whether applying the plan changes the rollout
 // state of any node: a node with rollout groups (now or before) runs a
 // job, or its groups come or go. Such a status is not predicted.

@@ -609,10 +609,19 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	})
 	p.Walk(func(n *installation.Plan) { sec.addImports(n.Imports) })
 	f[attrDeployItems] = plannedItems(x.t.AttributeTypes[attrDeployItems], p, saved.Status, sec)
+	if newSubMembers(p) {
+		// A rollout may hold a sub-installation that never ran past this
+		// apply, and what it renders is known once it runs.
+		unknown(attrDeployItems)
+	}
 	f[attrClusterChanges] = tftypes.NewValue(x.t.AttributeTypes[attrClusterChanges], nil)
 	if p.Noop && !replaceNeeded(replace) {
 		if pf != nil {
 			f[attrClusterChanges] = pf[attrClusterChanges]
+			if !pf[attrRolloutPlan].IsNull() && !f[attrRolloutPlan].IsNull() {
+				// Nothing to do: what the last apply planned stays.
+				f[attrRolloutPlan] = pf[attrRolloutPlan]
+			}
 		}
 		f["status"] = x.statusValue(saved.Status)
 		if rolloutsMove(p, saved.Status) {

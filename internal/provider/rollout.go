@@ -177,7 +177,7 @@ func rolloutStatusAttribute(of rolloutSubject) schema.MapNestedAttribute {
 		Computed:            true,
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "`Canary` (the canary runs the " +
-				"new spec, or bakes), `CanaryPaused`, `CanaryFailed` (the canary was reverted), `RollingOut` " +
+				"new spec, or bakes), `CanaryPaused`, `CanaryFailed` (the canary failed, and was reverted where it could be), `RollingOut` " +
 				"(batches move) or `Completed`."},
 			"revision": schema.StringAttribute{Computed: true, MarkdownDescription: "Identifies the members' specs " +
 				"being rolled out."},
@@ -455,11 +455,14 @@ func rolloutProblems(states map[string]*rollout.State, create bool) problems {
 		if rs.Phase == rollout.PhaseCompleted {
 			continue
 		}
-		var newSpec, oldSpec []string
+		var newSpec, oldSpec, none []string
 		for _, m := range slices.Sorted(maps.Keys(rs.Members)) {
-			if rs.Members[m].New {
+			switch ms := rs.Members[m]; {
+			case ms.New:
 				newSpec = append(newSpec, m)
-			} else {
+			case ms.Revision == "":
+				none = append(none, m)
+			default:
 				oldSpec = append(oldSpec, m)
 			}
 		}
@@ -470,12 +473,15 @@ func rolloutProblems(states map[string]*rollout.State, create bool) problems {
 		case rollout.ReasonAutoPause:
 			summary = fmt.Sprintf("Rollout of group %q paused: the canary restarted too often", g)
 		case rollout.ReasonAutoFail, rollout.ReasonCanaryFailed:
-			summary = fmt.Sprintf("Rollout of group %q failed: the canary was reverted", g)
+			summary = fmt.Sprintf("Rollout of group %q failed at the canary", g)
 		case rollout.ReasonInterrupted:
 			summary = fmt.Sprintf("Rollout of group %q in progress", g)
 		}
 		detail := fmt.Sprintf("Phase %s (%s): %s\nNew spec (revision %s): %s\nOld spec: %s",
 			rs.Phase, rs.Reason, rs.Message, rs.Revision, orNone(newSpec), orNone(oldSpec))
+		if len(none) > 0 {
+			detail += "\nNot deployed yet: " + strings.Join(none, ", ")
+		}
 		failed := rs.Phase == rollout.PhaseCanaryFailed || rs.Reason == rollout.ReasonBatchFailed
 		if rs.Reason == rollout.ReasonManualPause || (create && !failed) {
 			ps.warn(tftypes.NewAttributePath().WithAttributeName(attrRollout), summary, detail+"\nThe next apply goes on from here.")

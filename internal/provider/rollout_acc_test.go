@@ -265,7 +265,7 @@ func TestAccExecutionRollout_autoFailRevertsCanary(t *testing.T) {
 			{
 				PreConfig: func() { w.Runs(); w.Flag("sick-m0") },
 				Config:    v2,
-				ExpectError: wrapRe(`(?s)Rollout of group "fleet" failed: the canary was reverted.*AutoFail.*m0 restarted 1 times.*` +
+				ExpectError: wrapRe(`(?s)Rollout of group "fleet" failed at the canary.*AutoFail.*m0 restarted 1 times.*` +
 					`canary reverted to the previous spec: m0.*New spec \(revision [0-9a-f]+\): \(none\).*Old spec: m0, m1, m2, m3`),
 			},
 			{
@@ -279,7 +279,7 @@ func TestAccExecutionRollout_autoFailRevertsCanary(t *testing.T) {
 						"status.rollout.fleet.members.m0.new_spec": "false", "status.rollout.fleet.members.m0.restarts": "1"}),
 					rolloutPlanIs("[]", "[]", "[m0 m1 m2 m3]"),
 				}},
-				ExpectError: wrapRe(`Rollout of group "fleet" failed: the canary was reverted`),
+				ExpectError: wrapRe(`Rollout of group "fleet" failed at the canary`),
 			},
 			{
 				// A new trigger tries the canary again; healthy now.

@@ -268,7 +268,7 @@ func TestAccInstallationRollout_autoFailRevertsCanary(t *testing.T) {
 			{
 				PreConfig:   func() { w.Flag("sick-eu-2") },
 				Config:      w.fleetInstallation("v2", body, ""),
-				ExpectError: regexp.MustCompile(`(?s)Rollout of group "clusters" failed: the canary was reverted.*New spec \(revision [0-9a-f]+\): \(none\).*Old spec: eu-1, eu-2, us-1, us-2`),
+				ExpectError: regexp.MustCompile(`(?s)Rollout of group "clusters" failed at the canary.*New spec \(revision [0-9a-f]+\): \(none\).*Old spec: eu-1, eu-2, us-1, us-2`),
 			},
 			{
 				PreConfig: func() {
@@ -469,7 +469,7 @@ func TestAccInstallationRollout_subInstallationMembers(t *testing.T) {
 				// The canary sickens under v2: auto-fail reverts its subtree.
 				PreConfig:   func() { w.Flag("sick-eu-2") },
 				Config:      w.fleetSubInstallation("v2", body(false), ""),
-				ExpectError: regexp.MustCompile(`(?s)Rollout of group "clusters" failed: the canary was reverted.*canary reverted to the\s+previous spec: sub-eu-2.*Old spec: eu-1, eu-2, us-1, us-2`),
+				ExpectError: regexp.MustCompile(`(?s)Rollout of group "clusters" failed at the canary.*canary reverted to the\s+previous spec: sub-eu-2.*Old spec: eu-1, eu-2, us-1, us-2`),
 			},
 			{
 				PreConfig: func() {
@@ -523,6 +523,50 @@ func TestAccInstallationRollout_subInstallationMembers(t *testing.T) {
 					statecheck.ExpectKnownValue(inst, instRollout("phase"), knownvalue.StringExact("Completed")),
 					statecheck.ExpectKnownValue(inst, tfjsonpath.New("status").AtMapKey("phase"), knownvalue.StringExact("Succeeded")),
 					subConfig("us-2", "v2"),
+				),
+			},
+		},
+	})
+}
+
+// A create whose canary sub-installation pauses the rollout only warns
+// (Terraform would taint a failed create and start over): the state holds
+// the canary's items alone, the diagnostic says which members are not
+// deployed yet, and a new trigger goes on.
+func TestAccInstallationRollout_createPausedAtCanary(t *testing.T) {
+	w := newWorld(t)
+	body := fmt.Sprintf(`    canary     = { members = ["us-1"] }
+    auto_pause = { max_restarts = 0 }
+    health     = { command = ["sh", "-c", "test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "100ms" }`, w.Dir)
+	w.Flag("sick-us-1")
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: w.fleetSubInstallation("v1", body, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue(inst, tfjsonpath.New(attrDeployItems)),
+				}},
+				ExpectNonEmptyPlan: true,
+				Check: resource.ComposeTestCheckFunc(
+					resource.TestCheckResourceAttr(inst, "status.rollout.clusters.phase", "CanaryPaused"),
+					resource.TestCheckResourceAttr(inst, "status.phase", "Progressing"),
+					resource.TestCheckResourceAttr(inst, "deploy_items.%", "1"),
+					resource.TestCheckResourceAttrSet(inst, "deploy_items.sub-us-1/app.config"),
+					func(*terraform.State) error {
+						if got := subRounds(w); !slices.Equal(got, []string{"us-1"}) {
+							return fmt.Errorf("sub-installations ran %v, want the canary us-1 alone", got)
+						}
+						return nil
+					},
+				),
+			},
+			{
+				PreConfig: func() { w.Unflag("sick-us-1") },
+				Config:    w.fleetSubInstallation("v1", body, "go-on"),
+				Check: resource.ComposeTestCheckFunc(
+					resource.TestCheckResourceAttr(inst, "status.rollout.clusters.phase", "Completed"),
+					resource.TestCheckResourceAttr(inst, "deploy_items.%", "4"),
 				),
 			},
 		},

@@ -65,9 +65,9 @@ type HealthEnv struct {
 // command's error, if it failed now.
 func (s Strategy) MemberHealth(ctx context.Context, st *State, items []ItemHealth, run CommandRunner, env HealthEnv) (restarts int, why string, ready bool, err error) {
 	ready = true
-	for _, it := range items {
-		if r := max(0, it.Restarts-st.RestartBase[it.Key]); r > restarts || why == "" {
-			restarts = max(restarts, r)
+	for i, it := range items {
+		if r := max(0, it.Restarts-st.RestartBase[it.Key]); i == 0 || r > restarts {
+			restarts, why = r, ""
 			if it.Message != "" {
 				why = ": " + it.Message
 			}

@@ -14,7 +14,7 @@ func (s *State) Stop(now time.Time, phase Phase, reason, msg string) {
 	switch reason {
 	case ReasonCanaryFailed, ReasonAutoFail:
 		s.SetCondition(now, ConditionCanaryFailed, "True", reason, msg)
-		s.SetCondition(now, ConditionCanary, "False", reason, "the canary was reverted")
+		s.SetCondition(now, ConditionCanary, "False", reason, "the canary failed and is reverted where it can be")
 	case ReasonAutoPause:
 		s.SetCondition(now, ConditionCanaryPaused, "True", reason, msg)
 	case ReasonManualPause:

@@ -350,7 +350,7 @@ func Decide(s Strategy, prev *State, members []Member, revision, trigger string)
 		d.State = &State{Phase: PhaseCanary, Revision: revision, Canary: pickCanary(s, names, pending)}
 		d.Fresh = true
 	} else {
-		c := *prev
+		c := prev.Clone()
 		d.State = &c
 	}
 	st := d.State
