@@ -72,7 +72,7 @@ resource "landscaper_installation" "app" {
 		},
 		"no repository at all": {
 			resource: `component = { name = "github.com/acme/app", version = "v1.0.0" }`,
-			want:     `(?s)component github.com/acme/app:v1.0.0: no repository to look it up in`,
+			want:     `(?s)component github.com/acme/app:v1.0.0: no repository\s+to\s+look\s+it\s+up\s+in`,
 		},
 	}
 	for name, tc := range cases {

@@ -51,7 +51,9 @@ func (ps problems) protocol() []*tfprotov6.Diagnostic {
 // through a map key or list index the detail does not name: Terraform
 // points at such an element only when the configuration spells it out,
 // not when it comes from a variable or a function, and then the message
-// alone must say which target, import or item is meant.
+// alone must say which target, import or item is meant. The same goes
+// for an attribute inside a nested attribute (rollout.canary): Terraform
+// points at the resource then.
 func named(path *tftypes.AttributePath, detail string) string {
 	if path == nil {
 		return detail
@@ -63,6 +65,9 @@ func named(path *tftypes.AttributePath, detail string) string {
 		case tftypes.AttributeName:
 			if i > 0 {
 				b.WriteByte('.')
+				if !keyed {
+					keyed, last = true, b.String()+string(s)
+				}
 			}
 			b.WriteString(string(s))
 		case tftypes.ElementKeyString:

@@ -18,7 +18,10 @@ func TestDiagnosticsNameTheElementTheyAreAbout(t *testing.T) {
 		{tftypes.NewAttributePath().WithAttributeName("imports").WithElementKeyString("prefix"), `data import "prefix": required import is not given`,
 			`data import "prefix": required import is not given`},
 		{tftypes.NewAttributePath().WithAttributeName("target_lists").WithElementKeyString("l").WithElementKeyInt(2), "bad", `target_lists["l"][2]: bad`},
-		{tftypes.NewAttributePath().WithAttributeName("timeouts").WithAttributeName("create"), "bad", "bad"},
+		// Inside a nested attribute Terraform points at the resource only.
+		{tftypes.NewAttributePath().WithAttributeName("rollout").WithAttributeName("canary"), "bad", "rollout.canary: bad"},
+		{tftypes.NewAttributePath().WithAttributeName("rollout").WithAttributeName("duration"), `rollout.duration: "x" is bad`, `rollout.duration: "x" is bad`},
+		{tftypes.NewAttributePath().WithAttributeName("name"), "bad", "bad"},
 		{nil, "bad", "bad"},
 	}
 	for _, c := range cases {

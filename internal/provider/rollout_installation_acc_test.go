@@ -311,16 +311,29 @@ func TestAccInstallationRollout_autoFailRevertsCanary(t *testing.T) {
 }
 
 // canary.members names target keys; one that no item targets is a plan
-// error at its path, and a rollout without members warns.
+// error at its path, as are bad batches and an unreadable strategy, and
+// nothing runs.
 func TestAccInstallationRollout_badCanaryMember(t *testing.T) {
 	w := newWorld(t)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:      w.fleetInstallation("v1", `    canary = { members = ["eu-9"] }`, ""),
-			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`(?s)Invalid rollout.*"eu-9" is not a target map key.*members: eu-1, eu-2, us-1, us-2`),
-		}},
+		Steps: []resource.TestStep{
+			{
+				Config:      w.fleetInstallation("v1", `    canary = { members = ["eu-9"] }`, ""),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Invalid rollout.*"eu-9" is not a target map key.*members: eu-1, eu-2, us-1, us-2`),
+			},
+			{
+				Config:      w.fleetInstallation("v1", `    batches = ["50%", "40%"]`, ""),
+				PlanOnly:    true,
+				ExpectError: wrapRe(`(?s)rollout.batches\[1\]: batches are cumulative: 40% must be more than 50% before it.*rollout.batches\[1\]: the last batch must be "100%"`),
+			},
+			{
+				Config:      w.fleetInstallation("v1", `    canary = { count = 1, percent = 10 }`+"\n"+`    duration = "soon"`, ""),
+				PlanOnly:    true,
+				ExpectError: wrapRe(`(?s)rollout.canary: set exactly one of members, count and percent.*rollout.duration: "soon" is not a non-negative Go duration`),
+			},
+		},
 	})
 }
 
