@@ -285,3 +285,32 @@ func TestSubRolloutNewUpstreamSpecIsANewRevision(t *testing.T) {
 		t.Fatalf("v3 while paused moved %v (%s), want the canary c00 alone", moved, rs.Reason)
 	}
 }
+
+// Which items are members: those that target an element of a target map
+// or list import of their node, grouped by the import, named by key or
+// index; not an item targeting a plain import, nor a name that only
+// looks like an element.
+func TestExecutionGroupsItemsByElement(t *testing.T) {
+	tg := &deployer.Target{Type: "x"}
+	imp := Imports{
+		Targets:     map[string]*deployer.Target{"single": tg, "fake[1]": tg},
+		TargetLists: map[string][]*deployer.Target{"list": {tg, tg}},
+		TargetMaps:  map[string]map[string]*deployer.Target{"clusters": {"eu": tg, "us": tg}},
+	}
+	items := map[string]engine.ItemSpec{
+		"app-eu": {TargetRef: "clusters[eu]"}, "agent-eu": {TargetRef: "clusters[eu]"}, "app-us": {TargetRef: "clusters[us]"},
+		"l0": {TargetRef: "list[0]"}, "l1": {TargetRef: "list[1]"},
+		"plain": {TargetRef: "single"}, "named": {TargetRef: "fake[1]"}, "none": {},
+	}
+	if ex := execution("x", items, imp, "", nil); ex.Groups != nil || ex.Rollout != nil {
+		t.Fatalf("groups without a strategy: %v", ex.Groups)
+	}
+	ex := execution("x", items, imp, "", &rollout.Strategy{})
+	got := engine.GroupMembers(ex)
+	if !slices.Equal(got["clusters"], []string{"eu", "us"}) || !slices.Equal(got["list"], []string{"0", "1"}) || len(got) != 2 {
+		t.Fatalf("groups %v", got)
+	}
+	if ex.Members["agent-eu"] != "eu" || ex.Groups["plain"] != "" || ex.Groups["named"] != "" || ex.Groups["none"] != "" {
+		t.Errorf("members %v groups %v", ex.Members, ex.Groups)
+	}
+}
