@@ -87,7 +87,7 @@ var (
 			"under it; the members of one installation that come from one import form a *group*, and every group " +
 			"of the tree follows this strategy",
 		canaryMembers: "Target map keys (or target list indexes) whose members are the canary, such as `[\"eu-1\"]`; " +
-			"in every group that has them.",
+			"in every group that has them (a group with none of them has no canary stage).",
 		others: "Items and sub-installations rendered for no element of a target map or list",
 		group:  "`\"<installation path>/<target map or list import>\"` (the root's groups by the import's name alone)",
 		member: "target map key (or target list index)",
