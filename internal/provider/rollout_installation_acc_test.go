@@ -337,21 +337,26 @@ func TestAccInstallationRollout_badCanaryMember(t *testing.T) {
 	})
 }
 
-// fleetSubBlueprint renders one sub-installation per key of the target map
-// "clusters" (`target: clusters[<key>]`, Landscaper's form), each running
-// the blueprint given as the import "sub" with one exec item.
-const fleetSubBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
+// perKeySubBlueprint is a root blueprint that renders one
+// sub-installation "<prefix>-<key>" per key of the target map "clusters"
+// (`target: clusters[<key>]`, Landscaper's form), running the blueprint
+// given as the import "sub", which gets the data imports data and the
+// importDataMappings mappings (YAML lines, indented as they go); the
+// root imports extra besides.
+func perKeySubBlueprint(prefix string, data, extra []string, mappings string) string {
+	var imports, refs strings.Builder
+	for _, d := range slices.Concat(data, extra, []string{"sub"}) {
+		fmt.Fprintf(&imports, "  - {name: %s, type: data, schema: {type: string}}\n", d)
+	}
+	for _, d := range data {
+		fmt.Fprintf(&refs, "              - {name: %s, dataRef: %s}\n", d, d)
+	}
+	return `apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Blueprint
 jsonSchema: "https://json-schema.org/draft/2019-09/schema"
 imports:
-  - name: clusters
-    type: targetMap
-    targetType: landscaper.gardener.cloud/kubernetes-cluster
-  - {name: version, type: data, schema: {type: string}}
-  - {name: w, type: data, schema: {type: string}}
-  - {name: script, type: data, schema: {type: string}}
-  - {name: sub, type: data, schema: {type: string}}
-subinstallationExecutions:
+  - {name: clusters, type: targetMap, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+` + imports.String() + `subinstallationExecutions:
   - name: per-cluster
     type: GoTemplate
     template: |
@@ -359,7 +364,7 @@ subinstallationExecutions:
       {{- range $key, $t := .imports.clusters }}
         - apiVersion: landscaper.gardener.cloud/v1alpha1
           kind: InstallationTemplate
-          name: sub-{{ $key }}
+          name: ` + prefix + `-{{ $key }}
           blueprint:
             filesystem:
               blueprint.yaml: {{ toJson $.imports.sub }}
@@ -367,11 +372,12 @@ subinstallationExecutions:
             targets:
               - {name: cluster, target: "clusters[{{ $key }}]"}
             data:
-              - {name: version, dataRef: version}
-              - {name: w, dataRef: w}
-              - {name: script, dataRef: script}
-      {{- end }}
+` + refs.String() + mappings + `      {{- end }}
 `
+}
+
+// fleetSubBlueprint renders a sub-installation "sub-<key>" per cluster.
+var fleetSubBlueprint = perKeySubBlueprint("sub", []string{"version", "w", "script"}, nil, "")
 
 const fleetMemberBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Blueprint

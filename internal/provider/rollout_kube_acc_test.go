@@ -180,38 +180,10 @@ func TestAccExecutionRollout_kubernetesPodsHealth(t *testing.T) {
 	})
 }
 
-// fleetKubeSubBlueprint renders a sub-installation per key of "clusters",
-// each a kubernetes-manifest item with a namespace "<prefix>-<key>" and a
-// Deployment "web" of the imported image: Landscaper's form of a fleet.
-const fleetKubeSubBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Blueprint
-jsonSchema: "https://json-schema.org/draft/2019-09/schema"
-imports:
-  - {name: clusters, type: targetMap, targetType: landscaper.gardener.cloud/kubernetes-cluster}
-  - {name: image, type: data, schema: {type: string}}
-  - {name: prefix, type: data, schema: {type: string}}
-  - {name: sub, type: data, schema: {type: string}}
-subinstallationExecutions:
-  - name: per-cluster
-    type: GoTemplate
-    template: |
-      subinstallations:
-      {{- range $key, $t := .imports.clusters }}
-        - apiVersion: landscaper.gardener.cloud/v1alpha1
-          kind: InstallationTemplate
-          name: web-{{ $key }}
-          blueprint:
-            filesystem:
-              blueprint.yaml: {{ toJson $.imports.sub }}
-          imports:
-            targets:
-              - {name: cluster, target: "clusters[{{ $key }}]"}
-            data:
-              - {name: image, dataRef: image}
-          importDataMappings:
-            namespace: {{ printf "%s-%s" $.imports.prefix $key }}
-      {{- end }}
-`
+// fleetKubeSubBlueprint renders a sub-installation "web-<key>" per key
+// of "clusters", each given the namespace "<prefix>-<key>".
+var fleetKubeSubBlueprint = perKeySubBlueprint("web", []string{"image"}, []string{"prefix"},
+	"          importDataMappings:\n            namespace: {{ printf \"%s-%s\" $.imports.prefix $key }}\n")
 
 const fleetKubeMemberBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Blueprint
