@@ -120,7 +120,10 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 		}
 	}
 
-	groups := decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, InputHash(bp, imp), prev, trigger, s)
+	var groups []*subGroup
+	if s != nil {
+		groups = decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, InputHash(bp, imp), prev, trigger, s)
+	}
 	for _, g := range groups {
 		if p.SubRollouts == nil {
 			p.SubRollouts = map[string]rollout.Decision{}

@@ -164,7 +164,10 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	}
 
 	n.setPhase(core.PhaseProgressing)
-	groups := decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, InputHash(bp, imp), prev, r.ReconcileTrigger, r.Rollout)
+	var groups []*subGroup
+	if r.Rollout != nil {
+		groups = decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, InputHash(bp, imp), prev, r.ReconcileTrigger, r.Rollout)
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
