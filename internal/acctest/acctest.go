@@ -16,6 +16,17 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 )
 
+// UnreachableKubeconfig is a valid kubeconfig of a cluster nobody serves:
+// targets for items that never connect (exec), or for testing what an
+// unreachable cluster does.
+const UnreachableKubeconfig = `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+users: [{name: u, user: {token: not-a-real-token}}]
+`
+
 // World is the outside a test's exec items act on: a run log every item
 // appends "<item> <OPERATION>" to, and flag files that make an item fail.
 type World struct {

@@ -40,8 +40,6 @@ deployExecutions:
 `
 
 func rolloutInstallation(w *acctest.Workspace, version string) string {
-	kubeconfig := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n" +
-		"contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n"
 	return fmt.Sprintf(`
 resource "landscaper_installation" "app" {
   name      = "fleet"
@@ -57,7 +55,7 @@ resource "landscaper_installation" "app" {
     batches = ["1", "100%%"]
   }
 }
-`, rolloutBlueprint, version, w.Dir, rolloutScript, kubeconfig)
+`, rolloutBlueprint, version, w.Dir, rolloutScript, acctest.UnreachableKubeconfig)
 }
 
 // Ctrl-C in the middle of a rollout's last batch: the interrupted member

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
@@ -135,9 +134,7 @@ func (j *job) startRollouts(ex Execution, plan Plan) {
 	items := groupItems(ex)
 	for g, d := range plan.Rollouts {
 		rs := &RolloutStatus{State: *d.State}
-		if old := j.st.Rollouts[g]; old != nil && !d.Fresh && old.Phase != rollout.PhaseCompleted {
-			// What the canary ran before a rollout that is still going;
-			// after a completed one, what it runs now (below).
+		if old := j.st.Rollouts[g]; old != nil && d.KeepsRevert(&old.State) {
 			rs.Previous = old.Previous
 		}
 		if rs.Previous == nil {
@@ -159,9 +156,7 @@ func (j *job) startRollouts(ex Execution, plan Plan) {
 			}
 		}
 		if d.Fresh {
-			rs.SetCondition(j.e.Clock.Now(), rollout.ConditionCanary, "True", "NewSpec",
-				fmt.Sprintf("revision %s: canary %s runs it first", rs.Revision, strings.Join(rs.Canary, ", ")))
-			rs.SetCondition(j.e.Clock.Now(), rollout.ConditionCompleted, "False", "NewSpec", "revision "+rs.Revision+" is rolling out")
+			rs.Begin(j.e.Clock.Now())
 		}
 		out[g] = rs
 	}
@@ -331,20 +326,15 @@ func (j *job) bake(ctx context.Context, ex Execution, groups []*groupRun, round 
 	}
 	s, clock := ex.Rollout, j.e.Clock
 	for _, gr := range groups {
-		rs := gr.rs
-		if rs.BakeStart.IsZero() {
-			rs.BakeStart = clock.Now()
-			rs.RestartBase, rs.HealthFailures = map[string]int{}, map[string]int{}
+		gr.rs.BeginBake(clock.Now(), s.Duration, func() map[string]int {
+			base := map[string]int{}
 			for _, n := range expand(gr.items, gr.d.Stages[round].Members) {
-				if h, ok := j.deployerHealth(ctx, n); ok && rs.Rebake {
-					rs.RestartBase[n] = h.Restarts
+				if h, ok := j.deployerHealth(ctx, n); ok {
+					base[n] = h.Restarts
 				}
 			}
-			rs.Rebake = false
-		}
-		rs.Phase = rollout.PhaseCanary
-		rs.SetCondition(clock.Now(), rollout.ConditionCanary, "True", "Baking",
-			fmt.Sprintf("the canary bakes for %s from %s", s.Duration, rs.BakeStart.UTC().Format(time.RFC3339)))
+			return base
+		})
 	}
 	bakes := make([]*rollout.Bake, len(groups))
 	for i, gr := range groups {

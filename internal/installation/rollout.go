@@ -42,9 +42,8 @@ func execution(name string, items map[string]engine.ItemSpec, imp Imports, trigg
 // target map or list import it names and the key (index) of its element,
 // when imp has such an import.
 func ElementOf(ref string, imp Imports) (coll, key string, ok bool) {
-	coll, rest, found := strings.Cut(ref, "[")
-	key, closed := strings.CutSuffix(rest, "]")
-	if !found || !closed || key == "" {
+	coll, key, ok = Indexed(ref)
+	if !ok {
 		return "", "", false
 	}
 	if _, isMap := imp.TargetMaps[coll]; isMap {

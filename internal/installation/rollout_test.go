@@ -237,12 +237,9 @@ func TestSubRolloutOfMembersFedBySibling(t *testing.T) {
 	r, _ := newRunner()
 	bp := &chainedFleet{fleetBP{keys: keysN(3)}}
 	r.Rollout = &rollout.Strategy{CanaryCount: 1}
+	var st *Status
 	for _, v := range []string{"v1", "v2"} {
-		st := r.Apply(context.Background(), bp, fleetImports(bp.keys, v), nil)
-		if v == "v2" {
-			prev := r.Apply(context.Background(), bp, fleetImports(bp.keys, "v1"), nil)
-			st = r.Apply(context.Background(), bp, fleetImports(bp.keys, v), prev)
-		}
+		st = r.Apply(context.Background(), bp, fleetImports(bp.keys, v), st)
 		rs := st.Rollouts["clusters"]
 		if !st.Succeeded() || rs.Phase != rollout.PhaseCompleted {
 			t.Fatalf("%s: phase %s %v, rollout %+v", v, st.Phase, st.LastError, rs.State)

@@ -418,9 +418,7 @@ func (r *Runner) startSubRollouts(st *Status, groups []*subGroup) []*subRun {
 		rs := &SubRollout{State: *g.d.State}
 		if o := old[g.name]; o != nil && !g.d.Fresh {
 			rs.Members = o.Members
-			if o.Phase != rollout.PhaseCompleted {
-				// What the canary ran before a rollout that is still
-				// going; after a completed one, what it runs now.
+			if g.d.KeepsRevert(&o.State) {
 				rs.Previous = o.Previous
 			}
 		}
@@ -436,9 +434,7 @@ func (r *Runner) startSubRollouts(st *Status, groups []*subGroup) []*subRun {
 			}
 		}
 		if g.d.Fresh {
-			rs.SetCondition(now, rollout.ConditionCanary, "True", "NewSpec",
-				fmt.Sprintf("revision %s: canary %s runs it first", rs.Revision, strings.Join(rs.Canary, ", ")))
-			rs.SetCondition(now, rollout.ConditionCompleted, "False", "NewSpec", "revision "+rs.Revision+" is rolling out")
+			rs.Begin(now)
 		}
 		st.Rollouts[g.name] = rs
 		runs = append(runs, &subRun{subGroup: g, rs: rs})
@@ -477,23 +473,17 @@ func (r *Runner) subBake(ctx context.Context, path string, st *Status, g *subRun
 			})
 		}
 	}
-	if rs.BakeStart.IsZero() {
-		rs.BakeStart = clock.Now()
-		rs.RestartBase, rs.HealthFailures = map[string]int{}, map[string]int{}
-		if rs.Rebake {
-			for _, m := range stg.Members {
-				health(m, func(exec, item string, is *engine.ItemStatus) {
-					if h, ok, err := r.Engine.Health(ctx, exec, item, jobID, is); ok && err == nil {
-						rs.RestartBase[exec+"/"+item] = h.Restarts
-					}
-				})
-			}
+	rs.BeginBake(clock.Now(), r.Rollout.Duration, func() map[string]int {
+		base := map[string]int{}
+		for _, m := range stg.Members {
+			health(m, func(exec, item string, is *engine.ItemStatus) {
+				if h, ok, err := r.Engine.Health(ctx, exec, item, jobID, is); ok && err == nil {
+					base[exec+"/"+item] = h.Restarts
+				}
+			})
 		}
-		rs.Rebake = false
-	}
-	rs.Phase = rollout.PhaseCanary
-	rs.SetCondition(clock.Now(), rollout.ConditionCanary, "True", "Baking",
-		fmt.Sprintf("the canary bakes for %s from %s", r.Rollout.Duration, rs.BakeStart.UTC().Format(time.RFC3339)))
+		return base
+	})
 	probe := func(ctx context.Context, m string) (int, string, bool) {
 		var items []string
 		var healths []rollout.ItemHealth

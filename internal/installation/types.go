@@ -199,6 +199,13 @@ func (s *Status) walk(path string, f func(string, *Status)) {
 	}
 }
 
+// ByPath indexes the node and every node below it by path; empty for nil.
+func (s *Status) ByPath() map[string]*Status {
+	out := map[string]*Status{}
+	s.Walk(func(path string, n *Status) { out[path] = n })
+	return out
+}
+
 // Join appends a child's name to a node path.
 func Join(path, name string) string {
 	if path == "" {

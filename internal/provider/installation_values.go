@@ -131,8 +131,7 @@ func (x *installations) statusObject(phase core.Phase, jobID, jobIDFinished stri
 func (x *installations) plannedStatus(prev *installation.Status, p *installation.Plan, jobID string) tftypes.Value {
 	_, node, _ := x.statusTypes()
 	ts := newTreeStatus()
-	prevOf := map[string]*installation.Status{}
-	prev.Walk(func(path string, s *installation.Status) { prevOf[path] = s })
+	prevOf := prev.ByPath()
 	succeeded := stringValue(string(core.PhaseSucceeded))
 	p.Walk(func(np *installation.Plan) {
 		ps := prevOf[np.Path]
@@ -197,8 +196,7 @@ func plannedItems(t tftypes.Type, p *installation.Plan, prev *installation.Statu
 		return tftypes.NewValue(t, tftypes.UnknownValue)
 	}
 	specs := planSpecs(p)
-	prevOf := map[string]*installation.Status{}
-	prev.Walk(func(path string, s *installation.Status) { prevOf[path] = s })
+	prevOf := prev.ByPath()
 	p.Walk(func(n *installation.Plan) {
 		for _, item := range n.Job.Hold {
 			if ps := prevOf[n.Path]; ps != nil && ps.Execution.Items[item] != nil {
@@ -221,8 +219,7 @@ func newSubMembers(p *installation.Plan) bool {
 // state of any node: a node with rollout groups (now or before) runs a
 // job, or its groups come or go. Such a status is not predicted.
 func rolloutsMove(p *installation.Plan, prev *installation.Status) bool {
-	prevOf := map[string]*installation.Status{}
-	prev.Walk(func(path string, s *installation.Status) { prevOf[path] = s })
+	prevOf := prev.ByPath()
 	moves := false
 	p.Walk(func(n *installation.Plan) {
 		ps := prevOf[n.Path]
@@ -234,9 +231,9 @@ func rolloutsMove(p *installation.Plan, prev *installation.Status) bool {
 		if n.Job.Rollouts == nil && beforeItems == nil && n.SubRollouts == nil && beforeSubs == nil {
 			return
 		}
-		// A node whose job runs, or whose sub-installations run, moves
-		// its groups' state (Finish stamps the conditions).
-		if !n.Known || n.Job.Job || !n.Noop || len(n.Job.Rollouts) != len(beforeItems) || len(n.SubRollouts) != len(beforeSubs) {
+		// A node that runs anything (or is not rendered yet) moves its
+		// groups' state: Finish stamps the conditions.
+		if !n.Noop || len(n.Job.Rollouts) != len(beforeItems) || len(n.SubRollouts) != len(beforeSubs) {
 			moves = true
 			return
 		}

@@ -58,30 +58,20 @@ deployExecutions:
       {{- end }}
 `
 
-// fakeKubeconfig is a valid kubeconfig of a cluster nobody serves: exec
-// items get it as their target and never connect.
-const fakeKubeconfig = `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-users: [{name: u, user: {token: not-a-real-token}}]
-`
-
-// fleetInstallation is landscaper_installation "app" of fleetBlueprint
-// over clusters eu-1, eu-2, us-1, us-2 with the given version, rollout
-// body and reconcile trigger.
-func (w *world) fleetInstallation(version, rolloutBody, trigger string) string {
+// fleetConfig is landscaper_installation "app" of blueprint over clusters
+// eu-1, eu-2, us-1, us-2 with the data imports imports (HCL), a rollout
+// body and a reconcile trigger ("" for none).
+func fleetConfig(blueprint, imports, rolloutBody, trigger string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "locals {\n  kubeconfig = jsonencode({ kubeconfig = %q })\n}\n", fakeKubeconfig)
+	fmt.Fprintf(&b, "locals {\n  kubeconfig = jsonencode({ kubeconfig = %q })\n}\n", acctest.UnreachableKubeconfig)
 	fmt.Fprintf(&b, `resource "landscaper_installation" "app" {
   name      = "fleet"
   blueprint = { filesystem = { "blueprint.yaml" = %q } }
-  imports   = { version = %q, w = %q, script = %q }
+  imports   = { %s }
   target_maps = { clusters = {
     for k in ["eu-1", "eu-2", "us-1", "us-2"] : k => { type = "landscaper.gardener.cloud/kubernetes-cluster", config = local.kubeconfig }
   } }
-`, fleetBlueprint, version, w.Dir, acctest.Script)
+`, blueprint, imports)
 	if trigger != "" {
 		fmt.Fprintf(&b, "  reconcile_trigger = %q\n", trigger)
 	}
@@ -90,6 +80,11 @@ func (w *world) fleetInstallation(version, rolloutBody, trigger string) string {
 	}
 	b.WriteString("}\n")
 	return b.String()
+}
+
+// fleetInstallation is fleetConfig of fleetBlueprint with version.
+func (w *world) fleetInstallation(version, rolloutBody, trigger string) string {
+	return fleetConfig(fleetBlueprint, fmt.Sprintf("version = %q, w = %q, script = %q", version, w.Dir, acctest.Script), rolloutBody, trigger)
 }
 
 var fleetKeys = []string{"eu-1", "eu-2", "us-1", "us-2"}
@@ -399,25 +394,10 @@ deployExecutions:
             env: {W: {{ toJson .imports.w }}, EXPORT: {{ toJson (toJson .imports.version) }}}
 `
 
-// fleetSubInstallation is landscaper_installation "app" of
-// fleetSubBlueprint over the four clusters of fleetInstallation.
+// fleetSubInstallation is fleetConfig of fleetSubBlueprint with version.
 func (w *world) fleetSubInstallation(version, rolloutBody, trigger string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "locals {\n  kubeconfig = jsonencode({ kubeconfig = %q })\n}\n", fakeKubeconfig)
-	fmt.Fprintf(&b, `resource "landscaper_installation" "app" {
-  name      = "fleet"
-  blueprint = { filesystem = { "blueprint.yaml" = %q } }
-  imports   = { version = %q, w = %q, script = %q, sub = %q }
-  target_maps = { clusters = {
-    for k in ["eu-1", "eu-2", "us-1", "us-2"] : k => { type = "landscaper.gardener.cloud/kubernetes-cluster", config = local.kubeconfig }
-  } }
-  reconcile_trigger = %q
-  rollout = {
-%s
-  }
-}
-`, fleetSubBlueprint, version, w.Dir, treeScript, fleetMemberBlueprint, trigger, rolloutBody)
-	return b.String()
+	return fleetConfig(fleetSubBlueprint, fmt.Sprintf("version = %q, w = %q, script = %q, sub = %q",
+		version, w.Dir, treeScript, fleetMemberBlueprint), rolloutBody, trigger)
 }
 
 // subRounds reads the run log of fleetSubInstallation: the keys whose

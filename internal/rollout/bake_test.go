@@ -102,3 +102,26 @@ func TestMemberHealth(t *testing.T) {
 		t.Errorf("without a command: %d %q, want the sickest item's 2 and its message", n, why)
 	}
 }
+
+// A first bake counts restarts from zero without asking; a bake that
+// starts again after an auto-pause counts from what the items show then;
+// a bake an earlier apply began goes on from its start.
+func TestBeginBake(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	asked := 0
+	base := func() map[string]int { asked++; return map[string]int{"x/a": 4} }
+	var s State
+	s.BeginBake(t0, time.Minute, base)
+	if asked != 0 || len(s.RestartBase) != 0 || !s.BakeStart.Equal(t0) || s.Phase != PhaseCanary {
+		t.Fatalf("first bake: asked %d, %+v", asked, s)
+	}
+	s.BeginBake(t0.Add(time.Hour), time.Minute, base)
+	if !s.BakeStart.Equal(t0) || asked != 0 {
+		t.Errorf("resumed bake restarted: %v, asked %d", s.BakeStart, asked)
+	}
+	s.BakeStart, s.Rebake = time.Time{}, true
+	s.BeginBake(t0.Add(2*time.Hour), time.Minute, base)
+	if asked != 1 || s.RestartBase["x/a"] != 4 || s.Rebake || !s.BakeStart.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("rebake: asked %d, %+v", asked, s)
+	}
+}

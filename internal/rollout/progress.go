@@ -2,10 +2,44 @@ package rollout
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
 // How a group's state moves through one apply, whoever runs its members.
+
+// Begin announces a new rollout (a Fresh decision's state): its canary
+// runs the new revision first.
+func (s *State) Begin(now time.Time) {
+	s.SetCondition(now, ConditionCanary, "True", "NewSpec",
+		fmt.Sprintf("revision %s: canary %s runs it first", s.Revision, strings.Join(s.Canary, ", ")))
+	s.SetCondition(now, ConditionCompleted, "False", "NewSpec", "revision "+s.Revision+" is rolling out")
+}
+
+// KeepsRevert reports whether a job continues old's rollout, so the
+// specs its canary ran before stay what a revert goes back to; after a
+// completed rollout, what the canary runs now is.
+func (d Decision) KeepsRevert(old *State) bool {
+	return old != nil && !d.Fresh && old.Phase != PhaseCompleted
+}
+
+// BeginBake starts the canary's bake, or resumes one an earlier apply
+// began. base is asked for the restart counts the canary's items show
+// now, by item key, when the bake starts again after an auto-pause: a
+// first bake counts from zero, as the canary's workloads are new.
+func (s *State) BeginBake(now time.Time, duration time.Duration, base func() map[string]int) {
+	if s.BakeStart.IsZero() {
+		s.BakeStart = now
+		s.RestartBase, s.HealthFailures = map[string]int{}, map[string]int{}
+		if s.Rebake {
+			s.RestartBase = base()
+		}
+		s.Rebake = false
+	}
+	s.Phase = PhaseCanary
+	s.SetCondition(now, ConditionCanary, "True", "Baking",
+		fmt.Sprintf("the canary bakes for %s from %s", duration, s.BakeStart.UTC().Format(time.RFC3339)))
+}
 
 // Stop records that the rollout stops short in this apply, with the
 // conditions that say why.
