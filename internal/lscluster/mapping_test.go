@@ -1,0 +1,72 @@
+package lscluster
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestEvaluateMappings(t *testing.T) {
+	// The guided tour's import-data-mappings example, plus access to a
+	// target import as Landscaper passes it: the whole Target object.
+	mappings := map[string]json.RawMessage{
+		"release":    json.RawMessage(`{"name": "(( temp-name ))", "namespace": "(( temp-namespace ))"}`),
+		"values":     json.RawMessage(`{"text": "hello"}`),
+		"targetType": json.RawMessage(`"(( cluster.spec.type ))"`),
+		"names":      json.RawMessage(`"(( map[clusters|t|->t.metadata.name] ))"`),
+		"joined":     json.RawMessage(`"(( temp-name \"-\" temp-namespace ))"`),
+	}
+	target := func(name string) map[string]any {
+		return map[string]any{
+			"apiVersion": "landscaper.gardener.cloud/v1alpha1", "kind": "Target",
+			"metadata": map[string]any{"name": name},
+			"spec":     map[string]any{"type": "landscaper.gardener.cloud/kubernetes-cluster", "config": map[string]any{"kubeconfig": "secret"}},
+		}
+	}
+	values := map[string]any{
+		"temp-name": "echo", "temp-namespace": "example", "replicas": 2,
+		"cluster":  target("my-cluster"),
+		"clusters": []any{target("a"), target("b")},
+	}
+	got, err := EvaluateMappings(mappings, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"release":    map[string]any{"name": "echo", "namespace": "example"},
+		"values":     map[string]any{"text": "hello"},
+		"targetType": "landscaper.gardener.cloud/kubernetes-cluster",
+		"names":      []any{"a", "b"},
+		"joined":     "echo-example",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("EvaluateMappings =\n%#v\nwant\n%#v", got, want)
+	}
+
+	_, err = EvaluateMappings(map[string]json.RawMessage{"broken": json.RawMessage(`"(( missing ))"`)}, values)
+	if err == nil || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("a mapping of an unknown import: %v, want an error naming the mapping", err)
+	}
+}
+
+func TestCarriesSecret(t *testing.T) {
+	var secrets []string
+	collectSecrets(map[string]any{"password": "s3cr3t", "port": 5432.0, "x": "ab", "list": []any{"token-1"}}, &secrets)
+	for _, c := range []struct {
+		v    any
+		want bool
+	}{
+		{"s3cr3t", true},
+		{"url://user:s3cr3t@host", true},
+		{map[string]any{"a": []any{"token-1"}}, true},
+		{5432.0, true},
+		{"ab", false}, // too short to count
+		{map[string]any{"text": "hello"}, false},
+		{nil, false},
+	} {
+		if got := carriesSecret(c.v, secrets); got != c.want {
+			t.Errorf("carriesSecret(%#v) = %v, want %v", c.v, got, c.want)
+		}
+	}
+}
