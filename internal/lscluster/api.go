@@ -29,22 +29,20 @@ var (
 
 // Labels and annotations Landscaper's controllers write.
 const (
-	labelEncompassedBy     = group + "/encompassed-by"
-	annotationSubinstName  = group + "/subinstallation-name"
-	labelDOContext         = "data." + group + "/context"
-	labelDOSourceType      = "data." + group + "/sourceType"
-	labelDOKey             = "data." + group + "/key"
-	labelDOSource          = "data." + group + "/source"
-	labelDOTargetMapKey    = "data." + group + "/targetmapkey"
-	labelDOJobID           = "data." + group + "/jobid"
-	labelExecManagedBy     = "execution." + group + "/managed-by"
-	labelExecItemName      = "execution." + group + "/name"
-	sourceTypeImport       = "import"
-	sourceTypeExport       = "export"
-	installationSourcePfx  = "Inst."
-	nonContextifiedPrefix  = "#"
-	phaseSucceeded         = "Succeeded"
-	deleteWithoutUninstall = group + "/delete-without-uninstall"
+	labelEncompassedBy    = group + "/encompassed-by"
+	annotationSubinstName = group + "/subinstallation-name"
+	labelDOContext        = "data." + group + "/context"
+	labelDOSourceType     = "data." + group + "/sourceType"
+	labelDOKey            = "data." + group + "/key"
+	labelDOSource         = "data." + group + "/source"
+	labelDOTargetMapKey   = "data." + group + "/targetmapkey"
+	labelExecManagedBy    = "execution." + group + "/managed-by"
+	labelExecItemName     = "execution." + group + "/name"
+	sourceTypeImport      = "import"
+	sourceTypeExport      = "export"
+	installationSourcePfx = "Inst."
+	nonContextifiedPrefix = "#"
+	phaseSucceeded        = "Succeeded"
 )
 
 // The deployers' labels on the objects they manage; the value is the name
