@@ -9,13 +9,14 @@
 package ociregistry
 
 import (
-	"context"
-	"errors"
-	"fmt"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
 	"net/http"
-	"slices"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +24,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 )
@@ -55,7 +55,8 @@ type Options struct {
 	// UserAgent is sent with every request.
 	UserAgent string
 	// Transport is the HTTP transport under the client; nil is
-	// http.DefaultTransport (system roots, SSL_CERT_FILE, proxies).
+	// http.DefaultTransport's settings (proxies, timeouts) trusting
+	// RootCAs().
 	Transport http.RoundTripper
 }
 
@@ -88,7 +89,9 @@ func New(o Options) (*Client, error) {
 	}
 	base := o.Transport
 	if base == nil {
-		base = http.DefaultTransport
+		tr := http.DefaultTransport.(*http.Transport).Clone() //nolint:forcetypeassert // the standard library's default
+		tr.TLSClientConfig = &tls.Config{RootCAs: RootCAs(), MinVersion: tls.VersionTLS12}
+		base = tr
 	}
 	c := &Client{o: o, keys: &keychain{explicit: o.Credentials, fallback: o.Keychain}}
 	c.tr = &schemeTransport{base: base, explicit: map[string]bool{}, learned: map[string]bool{}}
@@ -134,6 +137,33 @@ func (k *keychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
 	return k.fallback.Resolve(r)
 }
 
+// authorize sets the credentials of host on a plain HTTP request (a chart
+// repository's), by the same rules as for registries: registry_credentials,
+// then the Docker config, then none.
+func (k *keychain) authorize(req *http.Request, host string) error {
+	reg, err := name.NewRegistry(host, name.WeakValidation)
+	if err != nil {
+		return nil //nolint:nilerr // a host no registry can have has no credentials
+	}
+	a, err := k.Resolve(reg)
+	if err != nil || a == authn.Anonymous {
+		return err
+	}
+	cfg, err := a.Authorization()
+	if err != nil {
+		return err
+	}
+	switch {
+	case cfg.RegistryToken != "":
+		req.Header.Set("Authorization", "Bearer "+cfg.RegistryToken)
+	case cfg.Username != "" || cfg.Password != "":
+		req.SetBasicAuth(cfg.Username, cfg.Password)
+	case cfg.Auth != "":
+		req.Header.Set("Authorization", "Basic "+cfg.Auth)
+	}
+	return nil
+}
+
 // sources says which credential sources apply to host, for messages.
 func (k *keychain) sources(host string) string {
 	if _, ok := k.explicit[host]; ok {
@@ -148,49 +178,11 @@ func (k *keychain) sources(host string) string {
 	return "anonymous access (neither registry_credentials nor the Docker config has an entry for this host)"
 }
 
-// classify turns a request error into one that says what went wrong,
-// naming the registry and, for refused access, the credential sources
-// tried. It never includes a secret: transport errors carry status and
-// the registry's error codes, not request headers.
-func (c *Client) classify(host, what string, err error) error {
-	var te *transport.Error
-	if errors.As(err, &te) {
-		switch te.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			return fmt.Errorf("registry %s refused access to %s (%d); credentials tried: %s", host, what, te.StatusCode, c.keys.sources(host))
-		case http.StatusNotFound:
-			return fmt.Errorf("registry %s has no %s: %w", host, what, ocm.ErrNotFound)
-		}
-		if slices.ContainsFunc(te.Errors, func(d transport.Diagnostic) bool {
-			return d.Code == transport.ManifestUnknownErrorCode || d.Code == transport.NameUnknownErrorCode || d.Code == transport.BlobUnknownErrorCode
-		}) {
-			return fmt.Errorf("registry %s has no %s: %w", host, what, ocm.ErrNotFound)
-		}
-		return fmt.Errorf("registry %s: %s: status %d", host, what, te.StatusCode)
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return &unreachableError{fmt.Errorf("registry %s did not answer within %s for %s", host, c.o.Timeout, what)}
-	}
-	var ne net.Error
-	var oe *net.OpError
-	var de *net.DNSError
-	if errors.As(err, &oe) || errors.As(err, &de) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return &unreachableError{fmt.Errorf("registry %s cannot be reached for %s: %v", host, what, err)}
-	}
-	return fmt.Errorf("registry %s: %s: %w", host, what, err)
-}
-
-// unreachableError marks a registry that could not be asked at all, so a
-// warm cache may stand in for it.
-type unreachableError struct{ err error }
-
-func (e *unreachableError) Error() string { return e.err.Error() }
-func (e *unreachableError) Unwrap() error { return e.err }
-
 // schemeTransport decides between HTTPS and plain HTTP. go-containerregistry
 // picks plain HTTP for loopback and private addresses; here HTTPS is tried
 // first everywhere, and plain HTTP is used only for loopback hosts that
-// turn out to speak it, and for hosts the user named with http://.
+// turn out to speak it (HTTPS refused with a plain HTTP answer, not a
+// certificate error), and for hosts the user named with http://.
 type schemeTransport struct {
 	base     http.RoundTripper
 	mu       sync.Mutex
@@ -214,8 +206,18 @@ func (t *schemeTransport) plainAllowed(host string) bool {
 
 func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	host := req.URL.Host
-	if req.URL.Scheme != "http" || t.plainAllowed(host) {
-		return t.base.RoundTrip(req)
+	if req.URL.Scheme != "http" {
+		// go-containerregistry asks public addresses over HTTPS only; on
+		// loopback it asks both ways, and the plain request is decided
+		// below.
+		resp, err := t.base.RoundTrip(req)
+		if err != nil && speaksPlainHTTP(err) && !isLoopback(host) {
+			return nil, &protocolError{plainRefused}
+		}
+		return resp, err
+	}
+	if t.plainAllowed(host) {
+		return plainRoundTrip(t.base, req, "speaks HTTPS, but plain HTTP was asked for (a reference starting with http://)")
 	}
 	t.mu.Lock()
 	plain := t.learned[host]
@@ -226,17 +228,39 @@ func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	secure := req.Clone(req.Context())
 	secure.URL.Scheme = "https"
 	resp, err := t.base.RoundTrip(secure)
-	if err == nil || !isLoopback(host) || !speaksPlainHTTP(err) {
-		if err != nil && !isLoopback(host) && speaksPlainHTTP(err) {
-			return nil, fmt.Errorf("registry %s speaks plain HTTP, which is used only for loopback registries or a baseUrl starting with http://", host)
-		}
+	if err == nil || !speaksPlainHTTP(err) {
 		return resp, err
+	}
+	if !isLoopback(host) {
+		return nil, &protocolError{plainRefused}
 	}
 	t.mu.Lock()
 	t.learned[host] = true
 	t.mu.Unlock()
 	return t.base.RoundTrip(req)
 }
+
+// plainRoundTrip sends a plain HTTP request and turns the answer of a TLS
+// server (400 and a sentence saying so) into a protocol error.
+func plainRoundTrip(base http.RoundTripper, req *http.Request, reason string) (*http.Response, error) {
+	resp, err := base.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusBadRequest {
+		return resp, err
+	}
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(resp.Body, head)
+	if strings.Contains(string(head[:n]), "HTTP request to an HTTPS server") {
+		_ = resp.Body.Close()
+		return nil, &protocolError{reason}
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head[:n]), resp.Body), resp.Body}
+	return resp, nil
+}
+
+const plainRefused = "speaks plain HTTP, which is used only for loopback addresses or where asked for with http://"
 
 func speaksPlainHTTP(err error) bool {
 	msg := err.Error()
@@ -254,4 +278,41 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(strings.Trim(h, "[]"))
 	return ip != nil && ip.IsLoopback()
+}
+
+// RootCAs are the certificates registries are trusted by: the system's
+// roots plus the PEM files of SSL_CERT_FILE and the directories of
+// SSL_CERT_DIR. Go reads these variables instead of (not beside) its
+// default locations, and only once per process, and not at all on some
+// platforms; reading them here makes them count everywhere, in addition
+// to the system's roots, as of the client's creation.
+func RootCAs() *x509.CertPool {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	var files []string
+	if f := os.Getenv("SSL_CERT_FILE"); f != "" {
+		files = append(files, f)
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("SSL_CERT_DIR")) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	for _, f := range files {
+		// Unreadable files are skipped, as Go skips them: a certificate
+		// that is missing shows as an untrusted registry, naming these
+		// variables.
+		if data, err := os.ReadFile(f); err == nil {
+			pool.AppendCertsFromPEM(data)
+		}
+	}
+	return pool
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"sigs.k8s.io/yaml"
@@ -56,7 +56,11 @@ func (c *Client) Blob(ctx context.Context, access map[string]any) (*ocm.Blob, er
 		if err := ocm.DecodeAccess(access, &a); err != nil {
 			return nil, err
 		}
-		return c.helmChart(ctx, a.HelmRepository, a.HelmChart, a.CACert)
+		chartName, version, ok := strings.Cut(a.HelmChart, ":")
+		if !ok {
+			return nil, fmt.Errorf("helm access: helmChart must be name:version, got %q", a.HelmChart)
+		}
+		return c.helmChart(ctx, a.HelmRepository, chartName, version, a.CACert)
 	}
 	return nil, fmt.Errorf("%w %q", ocm.ErrUnsupportedAccess, ocm.AccessType(access))
 }
@@ -110,83 +114,183 @@ func (c *Client) artifact(ctx context.Context, reference string) (*ocm.Blob, err
 	return &ocm.Blob{MediaType: string(layer.MediaType), Data: data, Digest: layer.Digest.String(), ArtifactDigest: digest}, nil
 }
 
-// helmChart downloads a chart from a chart repository: its index, then
-// the chart archive the index names for the version.
-func (c *Client) helmChart(ctx context.Context, repo, chart, caCert string) (*ocm.Blob, error) {
-	chartName, version, ok := strings.Cut(chart, ":")
-	if repo == "" || !ok || chartName == "" || version == "" {
-		return nil, fmt.Errorf("helm access: helmRepository and helmChart (name:version) are required, got %q and %q", repo, chart)
+// Pull fetches the OCI artifact a reference names and returns its
+// content layer (a helm chart, blueprint or JSON schema, or the only
+// layer) with the manifest's digest in ArtifactDigest, so a caller can
+// check what it got. The reference is host/repository:tag or @digest; an
+// oci:// prefix is dropped, http:// asks for plain HTTP to its host, and
+// a '+' in the tag becomes '_', as helm tags chart versions.
+func (c *Client) Pull(ctx context.Context, reference string) (*ocm.Blob, error) {
+	ref := strings.TrimPrefix(reference, "oci://")
+	if rest, ok := strings.CutPrefix(ref, "http://"); ok {
+		ref = rest
+		host, _, _ := strings.Cut(ref, "/")
+		c.tr.allowPlain(host)
+	}
+	if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') && !strings.Contains(ref, "@") {
+		ref = ref[:i] + strings.ReplaceAll(ref[i:], "+", "_")
+	}
+	return c.artifact(ctx, ref)
+}
+
+// HelmChart downloads a chart from a helm chart repository: its index,
+// then the archive the index names for the version. version is a version
+// or, as helm reads it, a semver constraint (the highest match wins; an
+// exact match first). An archive whose digest the index gives comes from
+// the cache when it holds it.
+func (c *Client) HelmChart(ctx context.Context, repo, chart, version string) (*ocm.Blob, error) {
+	return c.helmChart(ctx, repo, chart, version, "")
+}
+
+func (c *Client) helmChart(ctx context.Context, repo, chartName, version, caCert string) (*ocm.Blob, error) {
+	if repo == "" || chartName == "" || version == "" {
+		return nil, fmt.Errorf("helm chart repository, chart name and version are required, got %q, %q and %q", repo, chartName, version)
 	}
 	client := &http.Client{Transport: c.tr.base}
 	if caCert != "" {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM([]byte(caCert)) {
-			return nil, errors.New("helm access: caCert holds no PEM certificate")
-		}
 		tr, ok := c.tr.base.(*http.Transport)
 		if !ok {
 			tr = http.DefaultTransport.(*http.Transport) //nolint:forcetypeassert // the standard library's default
+		}
+		pool := RootCAs()
+		if tr.TLSClientConfig != nil && tr.TLSClientConfig.RootCAs != nil {
+			pool = tr.TLSClientConfig.RootCAs.Clone()
+		}
+		if !pool.AppendCertsFromPEM([]byte(caCert)) {
+			return nil, errors.New("helm access: caCert holds no PEM certificate")
 		}
 		tr = tr.Clone()
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 		client.Transport = tr
 	}
 	base, err := url.Parse(strings.TrimSuffix(repo, "/") + "/")
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("helm chart repository %q: not an http or https URL", redact(repo))
+	}
+	what := fmt.Sprintf("the index of helm chart repository %s", redact(repo))
+	index, err := c.get(ctx, client, base.JoinPath("index.yaml"), maxHelmIndexSize, what)
 	if err != nil {
-		return nil, fmt.Errorf("helm repository %q: %w", repo, err)
+		return nil, err
 	}
-	index, err := c.get(ctx, client, base.JoinPath("index.yaml").String(), maxHelmIndexSize)
-	if err != nil {
-		return nil, fmt.Errorf("helm repository %s: index: %w", repo, err)
-	}
-	var idx struct {
-		Entries map[string][]struct {
-			Version string   `json:"version"`
-			URLs    []string `json:"urls"`
-			Digest  string   `json:"digest"`
-		} `json:"entries"`
-	}
+	var idx helmIndex
 	if err := yaml.Unmarshal(index, &idx); err != nil {
-		return nil, fmt.Errorf("helm repository %s: index.yaml: %w", repo, err)
+		return nil, fmt.Errorf("%s is not valid: %w", what, err)
 	}
-	for _, e := range idx.Entries[chartName] {
-		if e.Version != version || len(e.URLs) == 0 {
-			continue
-		}
-		u, err := base.Parse(e.URLs[0])
-		if err != nil {
-			return nil, fmt.Errorf("helm repository %s: chart URL %q: %w", repo, e.URLs[0], err)
-		}
-		data, err := c.get(ctx, client, u.String(), c.o.MaxBlobSize)
-		if err != nil {
-			return nil, fmt.Errorf("helm chart %s from %s: %w", chart, repo, err)
-		}
-		d := ocm.Digest(data)
-		if e.Digest != "" && "sha256:"+strings.TrimPrefix(e.Digest, "sha256:") != d {
-			return nil, fmt.Errorf("helm chart %s from %s: the archive does not match the index's digest", chart, repo)
-		}
-		return &ocm.Blob{MediaType: "application/vnd.cncf.helm.chart.content.v1.tar+gzip", Data: data, Digest: d}, nil
+	e, err := idx.find(chartName, version)
+	if err != nil {
+		return nil, newError(KindNotFound, ocm.ErrNotFound, "helm chart repository %s: %v", redact(repo), err)
 	}
-	return nil, fmt.Errorf("helm repository %s has no chart %s: %w", repo, chart, ocm.ErrNotFound)
+	u, err := base.Parse(e.URLs[0])
+	if err != nil {
+		return nil, fmt.Errorf("helm chart repository %s: chart URL %q: %w", redact(repo), e.URLs[0], err)
+	}
+	want := ""
+	if e.Digest != "" {
+		want = "sha256:" + strings.TrimPrefix(e.Digest, "sha256:")
+		if c.o.Cache != nil {
+			if data, ok := c.o.Cache.Get(want); ok {
+				return &ocm.Blob{MediaType: MediaTypeHelmChartContent, Data: data, Digest: want}, nil
+			}
+		}
+	}
+	data, err := c.get(ctx, client, u, c.o.MaxBlobSize, fmt.Sprintf("helm chart %s %s", chartName, e.Version))
+	if err != nil {
+		return nil, err
+	}
+	d := ocm.Digest(data)
+	if want != "" && want != d {
+		return nil, fmt.Errorf("helm chart %s %s from %s: the archive does not match the index's digest", chartName, e.Version, redact(repo))
+	}
+	if want != "" && c.o.Cache != nil {
+		c.o.Cache.Put(d, data)
+	}
+	return &ocm.Blob{MediaType: MediaTypeHelmChartContent, Data: data, Digest: d}, nil
 }
 
-func (c *Client) get(ctx context.Context, client *http.Client, u string, limit int64) ([]byte, error) {
+// helmIndex is the part of a chart repository's index.yaml that is read.
+type helmIndex struct {
+	Entries map[string][]helmEntry `json:"entries"`
+}
+
+type helmEntry struct {
+	Version string   `json:"version"`
+	URLs    []string `json:"urls"`
+	Digest  string   `json:"digest"`
+}
+
+// find picks a chart version as helm does: the exact version, else the
+// highest one matching version read as a semver constraint.
+func (idx *helmIndex) find(chart, version string) (helmEntry, error) {
+	entries, ok := idx.Entries[chart]
+	if !ok || len(entries) == 0 {
+		return helmEntry{}, fmt.Errorf("no chart %q", chart)
+	}
+	for _, e := range entries {
+		if e.Version == version && len(e.URLs) > 0 {
+			return e, nil
+		}
+	}
+	constraint, err := semver.NewConstraint(version)
+	if err != nil {
+		return helmEntry{}, fmt.Errorf("no version %q of chart %q", version, chart)
+	}
+	var best *semver.Version
+	var found helmEntry
+	for _, e := range entries {
+		v, err := semver.NewVersion(e.Version)
+		if err != nil || len(e.URLs) == 0 || !constraint.Check(v) {
+			continue
+		}
+		if best == nil || v.GreaterThan(best) {
+			best, found = v, e
+		}
+	}
+	if best == nil {
+		return helmEntry{}, fmt.Errorf("no version of chart %q matches %q", chart, version)
+	}
+	return found, nil
+}
+
+// get fetches a URL of a chart repository with the credentials of its
+// host, bounded by the request timeout and limit.
+func (c *Client) get(ctx context.Context, client *http.Client, u *url.URL, limit int64, what string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	host := u.Host
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
 	}
 	if c.o.UserAgent != "" {
 		req.Header.Set("User-Agent", c.o.UserAgent)
 	}
+	if u.User != nil {
+		// Credentials in the URL are the user's choice for this URL.
+		p, _ := u.User.Password()
+		req.SetBasicAuth(u.User.Username(), p)
+	} else if err := c.keys.authorize(req, host); err != nil {
+		return nil, err
+	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, c.classify(host, what, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
+		return nil, c.statusError(host, what, resp.StatusCode)
 	}
-	return ocm.ReadLimited(resp.Body, limit, u)
+	data, err := ocm.ReadLimited(resp.Body, limit, what)
+	if err != nil {
+		return nil, c.classify(host, what, err)
+	}
+	return data, nil
+}
+
+// redact drops user info from a URL before it goes into a message.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
 }

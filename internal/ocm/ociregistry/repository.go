@@ -102,8 +102,10 @@ func (r *repository) ComponentVersion(ctx context.Context, component, version st
 	manifest, digest, err := r.c.manifest(ctx, ref, what)
 	warning := ""
 	if err != nil {
-		var ue *unreachableError
-		if !errors.As(err, &ue) {
+		// Only a registry that could not be asked may be stood in for;
+		// one that answered no, or whose certificate or credentials are
+		// wrong, must be fixed.
+		if KindOf(err) != KindUnreachable {
 			return nil, err
 		}
 		cached, cdigest, ok := r.c.cachedManifest(cacheKey)
@@ -111,7 +113,7 @@ func (r *repository) ComponentVersion(ctx context.Context, component, version st
 			return nil, fmt.Errorf("%w; the cache has no copy of it", err)
 		}
 		manifest, digest = cached, cdigest
-		warning = fmt.Sprintf("%s; using the cached copy of %s:%s (%s)", ue.err.Error(), component, version, cdigest)
+		warning = fmt.Sprintf("%s; using the cached copy of %s:%s (%s)", err.Error(), component, version, cdigest)
 	} else if r.c.o.Cache != nil {
 		r.c.o.Cache.Put(digest, manifest)
 		r.c.o.Cache.SetTag(cacheKey, digest)

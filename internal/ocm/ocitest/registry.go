@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -37,11 +38,15 @@ type Options struct {
 	// Auth, with Username and Password, protects every request.
 	Auth               Auth
 	Username, Password string
+	// Addr is the address to listen on (host:port); empty is a free
+	// port on 127.0.0.1. A registry on another address tests what the
+	// client does with registries that are not on loopback.
+	Addr string
 }
 
 // Registry is a running test registry.
 type Registry struct {
-	// Host is host:port on 127.0.0.1.
+	// Host is host:port, on 127.0.0.1 unless Options.Addr says otherwise.
 	Host string
 	// Client pushes to the registry (it trusts the CA and knows the
 	// credentials).
@@ -62,6 +67,14 @@ func Start(t testing.TB, o Options) *Registry {
 	r := &Registry{opts: o, tokens: map[string]bool{}, counts: map[string]int{},
 		handler: registry.New(registry.Logger(log.New(io.Discard, "", 0)))}
 	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
+	if o.Addr != "" {
+		l, err := net.Listen("tcp", o.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = r.srv.Listener.Close()
+		r.srv.Listener = l
+	}
 	tr := &http.Transport{}
 	if o.CA != nil {
 		cfg, err := o.CA.serverConfig()

@@ -1,0 +1,185 @@
+package ociregistry
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ocitest"
+)
+
+// pushChart stores a chart the way `helm push` lays it out.
+func pushChart(t *testing.T, reg *ocitest.Registry, repoTag string, data []byte) string {
+	t.Helper()
+	return reg.PushArtifact(t, repoTag, ocitest.Blob{MediaType: "application/vnd.cncf.helm.config.v1+json", Data: []byte("{}")},
+		ocitest.Blob{MediaType: MediaTypeHelmChartContent, Data: data},
+		ocitest.Blob{MediaType: MediaTypeHelmChartProvenance, Data: []byte("provenance")})
+}
+
+// A chart on a TLS registry on 127.0.0.1 is pulled over HTTPS with the
+// configured credentials, and the pull says which manifest it came from.
+func TestPullFromTLSLoopbackRegistry(t *testing.T) {
+	ca, _ := ocitest.NewCA()
+	reg := ocitest.Start(t, ocitest.Options{CA: ca, Auth: ocitest.Basic, Username: "ci", Password: secret})
+	chart := []byte("chart archive")
+	digest := pushChart(t, reg, "charts/echo:1.0.0_build.1", chart)
+	c := testClient(t, ca, Options{Credentials: map[string]Credential{reg.Host: {Username: "ci", Password: secret}}})
+	for _, ref := range []string{reg.Host + "/charts/echo:1.0.0+build.1", "oci://" + reg.Host + "/charts/echo:1.0.0_build.1", reg.Host + "/charts/echo@" + digest} {
+		b, err := c.Pull(context.Background(), ref)
+		if err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+		if string(b.Data) != string(chart) || b.ArtifactDigest != digest || b.Digest != ocm.Digest(chart) || b.MediaType != MediaTypeHelmChartContent {
+			t.Fatalf("%s: got %q, manifest %s (want %s)", ref, b.Data, b.ArtifactDigest, digest)
+		}
+	}
+	if c.tr.learned[reg.Host] {
+		t.Fatal("a TLS registry was taken for a plain HTTP one")
+	}
+	// Without credentials: refused, terminal, naming what was tried.
+	_, err := testClient(t, ca, Options{}).Pull(context.Background(), reg.Host+"/charts/echo:1.0.0_build.1")
+	if KindOf(err) != KindRefused || !IsTerminal(err) || !strings.Contains(err.Error(), "anonymous") || !strings.Contains(err.Error(), reg.Host+"/charts/echo") {
+		t.Fatalf("anonymous: %v", err)
+	}
+	// A missing tag: not found, terminal.
+	_, err = c.Pull(context.Background(), reg.Host+"/charts/echo:9.9.9")
+	if KindOf(err) != KindNotFound || !errors.Is(err, ocm.ErrNotFound) || !IsTerminal(err) {
+		t.Fatalf("missing: %v", err)
+	}
+}
+
+// A registry whose certificate is not trusted fails at once, naming the
+// registry, the reference and where trusted certificates come from; it
+// is never retried over plain HTTP, even on loopback, nor served from
+// the cache.
+func TestUntrustedCertificateIsTerminal(t *testing.T) {
+	ca, _ := ocitest.NewCA()
+	other, _ := ocitest.NewCA()
+	reg := ocitest.Start(t, ocitest.Options{CA: ca})
+	pushChart(t, reg, "charts/echo:1.0.0", []byte("chart"))
+	c := testClient(t, other, Options{})
+	for _, ref := range []string{reg.Host + "/charts/echo:1.0.0", "http://" + reg.Host + "/charts/echo:1.0.0"} {
+		_, err := c.Pull(context.Background(), ref)
+		if KindOf(err) != KindTLS || !IsTerminal(err) {
+			t.Fatalf("%s: want a TLS error, got %v", ref, err)
+		}
+		for _, want := range []string{reg.Host, "charts/echo:1.0.0", "SSL_CERT_FILE", "certificate"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %q does not name %s", ref, err, want)
+			}
+		}
+	}
+	if n := reg.Counts()["manifest"]; n != 0 {
+		t.Fatalf("%d manifest requests reached the registry", n)
+	}
+	// The same holds for components: a warm cache does not stand in.
+	_, err := c.Repository(spec(reg.Host)).ComponentVersion(context.Background(), "example.com/app", "1.0.0")
+	if KindOf(err) != KindTLS {
+		t.Fatalf("component: %v", err)
+	}
+}
+
+// nonLoopbackIP is an address of this machine that is not loopback, or
+// "" when it has none.
+func nonLoopbackIP() string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	return ""
+}
+
+// A registry that is not on loopback and speaks plain HTTP is refused at
+// once, unless asked for with http://.
+func TestPlainHTTPRegistryNotOnLoopback(t *testing.T) {
+	ip := nonLoopbackIP()
+	if ip == "" {
+		t.Skip("this machine has no address besides loopback")
+	}
+	reg := ocitest.Start(t, ocitest.Options{Addr: ip + ":0"})
+	pushChart(t, reg, "charts/echo:1.0.0", []byte("chart"))
+	c := testClient(t, nil, Options{})
+	_, err := c.Pull(context.Background(), reg.Host+"/charts/echo:1.0.0")
+	if KindOf(err) != KindProtocol || !IsTerminal(err) || !strings.Contains(err.Error(), "plain HTTP") || !strings.Contains(err.Error(), reg.Host+"/charts/echo:1.0.0") {
+		t.Fatalf("want a protocol error naming the reference, got %v", err)
+	}
+	if b, err := c.Pull(context.Background(), "http://"+reg.Host+"/charts/echo:1.0.0"); err != nil || string(b.Data) != "chart" {
+		t.Fatalf("http://: %v", err)
+	}
+}
+
+// A TLS server asked for with plain HTTP says so, instead of a bare 400.
+func TestPlainHTTPToTLSServer(t *testing.T) {
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "https://")
+	tr := &schemeTransport{base: http.DefaultTransport, explicit: map[string]bool{host: true}, learned: map[string]bool{}}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+host+"/v2/", nil)
+	_, err := tr.RoundTrip(req)
+	c := testClient(t, nil, Options{})
+	err = c.classify(host, "OCI artifact x", err)
+	if KindOf(err) != KindProtocol || !strings.Contains(err.Error(), "speaks HTTPS") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// Chart repositories get the registry's credentials by host, versions are
+// picked as helm picks them, and archives come from the cache by digest.
+func TestHelmChartRepositoryCredentialsVersionsAndCache(t *testing.T) {
+	chart10, chart11 := []byte("chart 1.0.0"), []byte("chart 1.1.0")
+	var archives int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "ci" || p != secret {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case "/index.yaml":
+			_, _ = w.Write([]byte("apiVersion: v1\nentries:\n  echo:\n  - {version: 1.1.0, urls: [echo-1.1.0.tgz], digest: " + sha256hex(string(chart11)) +
+				"}\n  - {version: 1.0.0, urls: [echo-1.0.0.tgz], digest: " + sha256hex(string(chart10)) + "}\n  - {version: 2.0.0-rc.1, urls: [x.tgz]}\n"))
+		case "/echo-1.0.0.tgz":
+			archives++
+			_, _ = w.Write(chart10)
+		case "/echo-1.1.0.tgz":
+			archives++
+			_, _ = w.Write(chart11)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	cache, err := ocm.NewDiskCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testClient(t, nil, Options{Cache: cache, Credentials: map[string]Credential{host: {Username: "ci", Password: secret}}})
+	for version, want := range map[string][]byte{"1.0.0": chart10, "~1.0": chart10, "^1": chart11, ">=1.0.0 <2": chart11} {
+		b, err := c.HelmChart(context.Background(), srv.URL, "echo", version)
+		if err != nil || string(b.Data) != string(want) {
+			t.Fatalf("%s: %v %v", version, b, err)
+		}
+	}
+	if archives != 2 {
+		t.Fatalf("%d archives downloaded, want 2 (the rest from the cache)", archives)
+	}
+	if _, err := c.HelmChart(context.Background(), srv.URL, "echo", "3.0.0"); KindOf(err) != KindNotFound {
+		t.Fatalf("3.0.0: %v", err)
+	}
+	_, err = testClient(t, nil, Options{}).HelmChart(context.Background(), srv.URL, "echo", "1.0.0")
+	if KindOf(err) != KindRefused || !strings.Contains(err.Error(), host) || !strings.Contains(err.Error(), "anonymous") {
+		t.Fatalf("anonymous: %v", err)
+	}
+	wrong := testClient(t, nil, Options{Credentials: map[string]Credential{host: {Username: "ci", Password: "wrong-" + secret}}})
+	if _, err := wrong.HelmChart(context.Background(), srv.URL, "echo", "1.0.0"); KindOf(err) != KindRefused || strings.Contains(err.Error(), secret) ||
+		!strings.Contains(err.Error(), "registry_credentials") {
+		t.Fatalf("wrong credentials: %v", err)
+	}
+}
