@@ -25,3 +25,15 @@ func newRegistryClient(cc componentsConfig, cache ocm.Cache, version string) (re
 func newSignatureVerifier(name, publicKey, caCertificate string) (component.Verifier, error) {
 	return signing.NewVerifier(name, publicKey, caCertificate)
 }
+
+// chartRegistry is the registry client of the provider's configuration,
+// which the helm deployer pulls charts with (nil before Configure): the
+// same credentials, TLS rules and cache as for components.
+func (p *Provider) chartRegistry() *ociregistry.Client {
+	c := p.components.Load()
+	if c == nil {
+		return nil
+	}
+	oc, _ := c.registry.(*ociregistry.Client)
+	return oc
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/mock"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ociregistry"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
@@ -58,7 +59,8 @@ func New(version string) func() provider.Provider {
 }
 
 func newProvider(version string) *Provider {
-	p := &Provider{version: version, deployers: Deployers()}
+	p := &Provider{version: version}
+	p.deployers = deployers(p.chartRegistry)
 	p.executions = &executions{
 		vt:             newValueTypes(objectType(&executionResource{})),
 		deployers:      p.deployers,
@@ -121,12 +123,17 @@ func objectType(r resource.Resource) tftypes.Object {
 
 // Deployers returns a registry with every deployer type this provider
 // supports, under Landscaper's full type names and short aliases.
-func Deployers() *deployer.Registry {
+func Deployers() *deployer.Registry { return deployers(nil) }
+
+// deployers is Deployers with the helm deployer pulling charts through
+// the registry client that chartRegistry returns once the provider is
+// configured.
+func deployers(chartRegistry func() *ociregistry.Client) *deployer.Registry {
 	reg := deployer.NewRegistry()
 	reg.Register(mock.New(), "landscaper.gardener.cloud/mock", "mock")
 	wd, _ := os.Getwd()
 	reg.Register(exec.New(exec.Options{DefaultWorkingDir: wd}), "exec")
-	reg.Register(helm.New(helm.Options{WorkingDir: wd}), helm.Type, helm.Alias)
+	reg.Register(helm.New(helm.Options{WorkingDir: wd, Registry: chartRegistry}), helm.Type, helm.Alias)
 	reg.Register(manifest.New(), manifest.Type, manifest.Alias)
 	reg.RegisterTargetType(target.KubernetesClusterType, target.CheckKubernetesCluster)
 	return reg

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,12 +18,10 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/registry"
-	"helm.sh/helm/v3/pkg/repo"
-	"sigs.k8s.io/yaml"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ociregistry"
 )
 
 // maxChartSize bounds what is read from a remote chart source, so a wrong
@@ -207,100 +204,76 @@ func (d *Deployer) httpClient() *http.Client {
 	return http.DefaultClient
 }
 
-// loadFromRepo finds a chart version in a repository's index.yaml and
-// downloads its archive. URLs in the index may be relative to the
-// repository, as helm allows.
+// loadFromRepo downloads a chart from a classic chart repository
+// (index.yaml), through the registry client: its credentials, TLS rules,
+// timeouts and cache are those of every other registry access.
 func (d *Deployer) loadFromRepo(ctx context.Context, r *HelmChartRepo) (*chart.Chart, error) {
-	base := strings.TrimSuffix(r.URL, "/")
-	data, err := d.get(ctx, base+"/index.yaml")
+	b, err := d.registry().HelmChart(ctx, r.URL, r.Name, r.Version)
 	if err != nil {
-		return nil, err
+		return nil, registryError(ctx, "FetchChart", fmt.Sprintf("unable to fetch chart %q version %q from helm chart repository %s", r.Name, r.Version, redact(r.URL)), err)
 	}
-	var idx repo.IndexFile
-	if err := yaml.Unmarshal(data, &idx); err != nil {
-		return nil, core.ConfigurationProblem("the index.yaml of %s is not valid: %v", redact(base), err)
-	}
-	idx.SortEntries()
-	cv, err := idx.Get(r.Name, r.Version)
-	if err != nil {
-		return nil, core.ConfigurationProblem("chart %q version %q not found in helm chart repository %s", r.Name, r.Version, redact(base))
-	}
-	if len(cv.URLs) == 0 {
-		return nil, core.ConfigurationProblem("chart %q version %q in %s has no download URL", r.Name, r.Version, redact(base))
-	}
-	ref, err := url.Parse(cv.URLs[0])
-	if err != nil {
-		return nil, core.ConfigurationProblem("chart %q version %q has an invalid URL: %v", r.Name, r.Version, err)
-	}
-	baseURL, err := url.Parse(base + "/")
-	if err != nil {
-		return nil, core.ConfigurationProblem("invalid helmChartRepoUrl: %v", err)
-	}
-	archive := baseURL.ResolveReference(ref).String()
-	data, err = d.get(ctx, archive)
-	if err != nil {
-		return nil, err
-	}
-	return loadArchive(data, redact(archive))
+	return loadArchive(b.Data, fmt.Sprintf("%s %s from %s", r.Name, r.Version, redact(r.URL)))
 }
 
-// loadOCI pulls a chart from an OCI registry. Landscaper writes refs
-// without a scheme (host/repo:tag); the oci:// prefix is accepted too.
-// Registries on a loopback address are spoken to over plain http, as
-// container tools do for local registries.
+// loadOCI pulls a chart from an OCI registry through the registry client.
+// Landscaper writes refs without a scheme (host/repo:tag); oci:// is
+// accepted too, and http:// asks for plain HTTP.
 func (d *Deployer) loadOCI(ctx context.Context, ref string) (*chart.Chart, error) {
-	ref = strings.TrimPrefix(ref, registry.OCIScheme+"://")
-	opts := []registry.ClientOption{registry.ClientOptWriter(io.Discard)}
-	if d.opts.RegistryCredentialsFile != "" {
-		opts = append(opts, registry.ClientOptCredentialsFile(d.opts.RegistryCredentialsFile))
-	}
-	if d.opts.HTTPClient != nil {
-		opts = append(opts, registry.ClientOptHTTPClient(d.opts.HTTPClient))
-	}
-	if isLoopback(ref) {
-		opts = append(opts, registry.ClientOptPlainHTTP())
-	}
-	client, err := registry.NewClient(opts...)
+	p, err := d.pullChart(ctx, ref)
 	if err != nil {
-		return nil, core.Terminal("RegistryClient", err.Error(), core.CodeInternalProblem)
+		return nil, err
 	}
-	type pulled struct {
-		res *registry.PullResult
-		err error
-	}
-	// Pull takes no context; run it aside so a stop is not held up.
-	done := make(chan pulled, 1)
-	go func() {
-		res, err := client.Pull(ref)
-		done <- pulled{res, err}
-	}()
-	var p pulled
-	select {
-	case p = <-done:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if p.err != nil {
-		msg := fmt.Sprintf("unable to pull chart %s: %v", ref, p.err)
-		if strings.Contains(p.err.Error(), "not found") || strings.Contains(p.err.Error(), "invalid reference") {
-			return nil, core.ConfigurationProblem("%s", msg)
-		}
-		return nil, core.Transient("PullChart", msg)
-	}
-	return loadArchive(p.res.Chart.Data, ref)
+	return loadArchive(p.Data, ref)
 }
 
-func isLoopback(ref string) bool {
-	host := ref
-	if i := strings.IndexByte(host, '/'); i >= 0 {
-		host = host[:i]
+// PulledChart is a chart archive pulled by chart.ref, with the digest of
+// the OCI manifest it was pulled by, to compare with a pinned digest.
+type PulledChart struct {
+	Data []byte
+	// ManifestDigest is "sha256:<hex>" of the artifact's manifest.
+	ManifestDigest string
+	// Digest is "sha256:<hex>" of Data.
+	Digest string
+}
+
+// pullChart pulls the chart archive chart.ref names.
+func (d *Deployer) pullChart(ctx context.Context, ref string) (*PulledChart, error) {
+	b, err := d.registry().Pull(ctx, ref)
+	if err != nil {
+		return nil, registryError(ctx, "PullChart", "unable to pull chart "+ref, err)
 	}
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
+	return &PulledChart{Data: b.Data, ManifestDigest: b.ArtifactDigest, Digest: b.Digest}, nil
+}
+
+// registry is the client charts are pulled with: the one Options.Registry
+// gives, else one with the Docker config's credentials and no cache.
+func (d *Deployer) registry() *ociregistry.Client {
+	if d.opts.Registry != nil {
+		if c := d.opts.Registry(); c != nil {
+			return c
+		}
 	}
-	if host == "localhost" {
-		return true
+	d.defaultRegistryOnce.Do(func() {
+		d.defaultRegistry, _ = ociregistry.New(ociregistry.Options{})
+	})
+	return d.defaultRegistry
+}
+
+// registryError classifies a failed pull: what only a change of
+// configuration fixes (refused credentials, an untrusted certificate, the
+// wrong protocol, a missing chart, a malformed artifact) fails at once,
+// naming the registry and reference; what the registry may get over (not
+// reachable, server errors, rate limits) is retried.
+func registryError(ctx context.Context, reason, msg string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
+	full := msg + ": " + err.Error()
+	switch ociregistry.KindOf(err) {
+	case ociregistry.KindRefused:
+		return core.Terminal(reason, full, core.CodeUnauthorized)
+	case ociregistry.KindUnreachable, ociregistry.KindServer:
+		return core.Transient(reason, full)
+	}
+	return core.ConfigurationProblem("%s", full)
 }

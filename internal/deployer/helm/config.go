@@ -9,6 +9,7 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ociregistry"
 )
 
 // APIVersion and Kind of the provider configuration, as Landscaper names
@@ -282,6 +283,9 @@ func (ch *Chart) validate() []string {
 			errs = append(errs, "chart.archive: raw or remote.url must be set")
 		}
 	case ch.Ref != "":
+		if err := ociregistry.CheckReference(ch.Ref); err != nil {
+			errs = append(errs, "chart.ref: "+err.Error())
+		}
 	case ch.HelmChartRepo != nil:
 		r := ch.HelmChartRepo
 		if r.URL == "" {

@@ -13,6 +13,8 @@ func TestValidate(t *testing.T) {
 	d := New(Options{})
 	ok := []string{
 		`{"name":"a","namespace":"b","chart":{"ref":"example.com/charts/x:1.0.0"}}`,
+		`{"name":"a","namespace":"b","chart":{"ref":"oci://localhost:5000/charts/x:1.0.0+build.1"}}`,
+		`{"name":"a","namespace":"b","chart":{"ref":"http://10.0.0.1:5000/charts/x@sha256:` + strings.Repeat("a", 64) + `"}}`,
 		`{"apiVersion":"helm.deployer.landscaper.gardener.cloud/v1alpha1","kind":"ProviderConfiguration",
 		  "name":"a","namespace":"b","createNamespace":true,"chart":{"archive":{"raw":"AAAA"}},
 		  "values":{"x":1},"helmDeployment":false,"updateStrategy":"patch",
@@ -30,21 +32,23 @@ func TestValidate(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		`{"namespace":"b","chart":{"ref":"x"}}`:                                                                                            "name: must not be empty",
-		`{"name":"a","chart":{"ref":"x"}}`:                                                                                                 "namespace: must not be empty",
-		`{"name":"a","namespace":"b","chart":{}}`:                                                                                          "chart: must not be empty",
-		`{"name":"a","namespace":"b","chart":{"ref":"x"},"chrat":1}`:                                                                       `unknown field "chrat"`,
-		`{"name":"a","namespace":"b","chart":{"archive":{}}}`:                                                                              "raw or remote.url",
-		`{"name":"a","namespace":"b","chart":{"helmChartRepo":{}}}`:                                                                        "helmChartRepoUrl: must not be empty",
-		`{"name":"a","namespace":"b","chart":{"ref":"x"},"values":[1]}`:                                                                    "values: must be an object",
-		`{"name":"a","namespace":"b","chart":{"ref":"x"},"kind":"Other"}`:                                                                  "kind: must be",
-		`{"name":"a","namespace":"b","chart":{"ref":"x"},"updateStrategy":"x"}`:                                                            "updateStrategy",
-		`{"name":"a","namespace":"b","chart":{"ref":"x"},"helmDeploymentConfig":{"install":{"dryRun":true}}}`:                              `unsupported value "dryRun"`,
-		`{"name":"a","namespace":"b","chart":{"ref":"x"},"helmDeploymentConfig":{"uninstall":{"atomic":true}}}`:                            `helmDeploymentConfig.uninstall: unsupported value "atomic"`,
-		`{"name":"a","namespace":"b","chart":{"ref":"x"},"helmDeploymentConfig":{"install":{"timeout":"soon"}}}`:                           "install.timeout",
-		`{"name":"a","namespace":"b","chart":{"ref":"x"},"helmDeploymentConfig":{"upgrade":{"wait":"yes"}}}`:                               "upgrade.wait",
-		`{"name":"a","namespace":"b","chart":{"ref":"x"},"exports":{"exports":[{"key":"k","jsonPath":".a"},{"key":"k","jsonPath":".b"}]}}`: "duplicated key k",
-		`{"name":"a","namespace":"b","chart":{"ref":"x"},"exports":{"exports":[{"key":"k"}]}}`:                                             "jsonPath: must not be empty",
+		`{"namespace":"b","chart":{"ref":"example.com/x:1"}}`:                                                                                            "name: must not be empty",
+		`{"name":"a","chart":{"ref":"example.com/x:1"}}`:                                                                                                 "namespace: must not be empty",
+		`{"name":"a","namespace":"b","chart":{"ref":"charts/x:1"}}`:                                                                                      "chart.ref: \"charts/x:1\" names no registry host",
+		`{"name":"a","namespace":"b","chart":{"ref":"example.com/Charts/x:1"}}`:                                                                          "chart.ref: \"example.com/Charts/x:1\" is not an OCI reference",
+		`{"name":"a","namespace":"b","chart":{}}`:                                                                                                        "chart: must not be empty",
+		`{"name":"a","namespace":"b","chart":{"ref":"example.com/x:1"},"chrat":1}`:                                                                       `unknown field "chrat"`,
+		`{"name":"a","namespace":"b","chart":{"archive":{}}}`:                                                                                            "raw or remote.url",
+		`{"name":"a","namespace":"b","chart":{"helmChartRepo":{}}}`:                                                                                      "helmChartRepoUrl: must not be empty",
+		`{"name":"a","namespace":"b","chart":{"ref":"example.com/x:1"},"values":[1]}`:                                                                    "values: must be an object",
+		`{"name":"a","namespace":"b","chart":{"ref":"example.com/x:1"},"kind":"Other"}`:                                                                  "kind: must be",
+		`{"name":"a","namespace":"b","chart":{"ref":"example.com/x:1"},"updateStrategy":"x"}`:                                                            "updateStrategy",
+		`{"name":"a","namespace":"b","chart":{"ref":"example.com/x:1"},"helmDeploymentConfig":{"install":{"dryRun":true}}}`:                              `unsupported value "dryRun"`,
+		`{"name":"a","namespace":"b","chart":{"ref":"example.com/x:1"},"helmDeploymentConfig":{"uninstall":{"atomic":true}}}`:                            `helmDeploymentConfig.uninstall: unsupported value "atomic"`,
+		`{"name":"a","namespace":"b","chart":{"ref":"example.com/x:1"},"helmDeploymentConfig":{"install":{"timeout":"soon"}}}`:                           "install.timeout",
+		`{"name":"a","namespace":"b","chart":{"ref":"example.com/x:1"},"helmDeploymentConfig":{"upgrade":{"wait":"yes"}}}`:                               "upgrade.wait",
+		`{"name":"a","namespace":"b","chart":{"ref":"example.com/x:1"},"exports":{"exports":[{"key":"k","jsonPath":".a"},{"key":"k","jsonPath":".b"}]}}`: "duplicated key k",
+		`{"name":"a","namespace":"b","chart":{"ref":"example.com/x:1"},"exports":{"exports":[{"key":"k"}]}}`:                                             "jsonPath: must not be empty",
 	}
 	for c, want := range bad {
 		err := d.Validate(json.RawMessage(c))
@@ -80,7 +84,7 @@ func TestHelmDeploymentDefault(t *testing.T) {
 func TestNoTarget(t *testing.T) {
 	d := New(Options{})
 	_, err := d.Reconcile(t.Context(), deployer.Request{
-		Config: json.RawMessage(`{"name":"a","namespace":"b","chart":{"ref":"x"}}`),
+		Config: json.RawMessage(`{"name":"a","namespace":"b","chart":{"ref":"example.com/x:1"}}`),
 	})
 	if err == nil || !strings.Contains(err.Error(), "needs a target") {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ociregistry"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
@@ -41,11 +42,15 @@ type Options struct {
 	// Logger receives helm's own output at DEBUG. Default: the logger of
 	// internal/target (target.SetLogger), where client-go logs too.
 	Logger hclog.Logger
-	// HTTPClient fetches charts from URLs, repositories and registries.
+	// HTTPClient fetches charts from chart.archive.remote.url.
 	HTTPClient *http.Client
-	// RegistryCredentialsFile is a docker-style config.json with registry
-	// credentials; by default helm's and docker's usual files are read.
-	RegistryCredentialsFile string
+	// Registry returns the client charts are pulled with from OCI
+	// registries (chart.ref) and chart repositories (helmChartRepo): the
+	// provider's one registry client, with its credentials, TLS and
+	// plain-HTTP rules, timeouts and cache. It is asked on every pull, so
+	// a provider can hand it over once configured. Nil, or a nil result,
+	// is a client with the Docker config's credentials and no cache.
+	Registry func() *ociregistry.Client
 	// WorkingDir resolves relative chart paths.
 	WorkingDir string
 	// PollInterval overrides DefaultPollInterval.
@@ -61,6 +66,9 @@ type Deployer struct {
 	// again. Entries go when their run ends.
 	mu       sync.Mutex
 	rendered map[string]*renderedChart
+
+	defaultRegistryOnce sync.Once
+	defaultRegistry     *ociregistry.Client
 }
 
 // renderedChart is a chart rendered for helmDeployment: false.

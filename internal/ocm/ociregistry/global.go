@@ -121,16 +121,36 @@ func (c *Client) artifact(ctx context.Context, reference string) (*ocm.Blob, err
 // oci:// prefix is dropped, http:// asks for plain HTTP to its host, and
 // a '+' in the tag becomes '_', as helm tags chart versions.
 func (c *Client) Pull(ctx context.Context, reference string) (*ocm.Blob, error) {
-	ref := strings.TrimPrefix(reference, "oci://")
-	if rest, ok := strings.CutPrefix(ref, "http://"); ok {
-		ref = rest
+	ref, plain := pullReference(reference)
+	if plain {
 		host, _, _ := strings.Cut(ref, "/")
 		c.tr.allowPlain(host)
 	}
+	return c.artifact(ctx, ref)
+}
+
+// pullReference is the OCI reference Pull reads for a reference, and
+// whether plain HTTP was asked for.
+func pullReference(reference string) (string, bool) {
+	ref := strings.TrimPrefix(reference, "oci://")
+	ref, plain := strings.CutPrefix(ref, "http://")
 	if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') && !strings.Contains(ref, "@") {
 		ref = ref[:i] + strings.ReplaceAll(ref[i:], "+", "_")
 	}
-	return c.artifact(ctx, ref)
+	return ref, plain
+}
+
+// CheckReference says whether Pull can read a reference, without asking
+// any registry: for checks at plan time.
+func CheckReference(reference string) error {
+	ref, _ := pullReference(reference)
+	if _, err := name.ParseReference(ref); err != nil {
+		return fmt.Errorf("%q is not an OCI reference (host/repository:tag or @digest): %w", reference, err)
+	}
+	if host, _, _ := strings.Cut(ref, "/"); !strings.Contains(ref, "/") || !strings.ContainsAny(host, ".:") && host != "localhost" {
+		return fmt.Errorf("%q names no registry host (host/repository:tag)", reference)
+	}
+	return nil
 }
 
 // HelmChart downloads a chart from a helm chart repository: its index,
