@@ -140,8 +140,9 @@ func deployers(chartRegistry func() *ociregistry.Client) *deployer.Registry {
 }
 
 type providerModel struct {
-	MaxParallelism     types.Int64 `tfsdk:"max_parallelism"`
-	PlanClusterChanges types.Bool  `tfsdk:"plan_cluster_changes"`
+	MaxParallelism      types.Int64  `tfsdk:"max_parallelism"`
+	PlanClusterChanges  types.Bool   `tfsdk:"plan_cluster_changes"`
+	KubernetesRateLimit types.Object `tfsdk:"kubernetes_rate_limit"`
 	componentsModel
 }
 
@@ -163,6 +164,7 @@ func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *pro
 				Optional:   true,
 				Validators: []validator.Int64{int64validator.AtLeast(1)},
 			}
+			attrs[attrKubernetesRateLimit] = kubernetesRateLimitAttribute()
 			attrs[attrPlanClusterChanges] = schema.BoolAttribute{Optional: true,
 				MarkdownDescription: planClusterChangesDescription + " Defaults to `false`; a resource's own " +
 					"`plan_cluster_changes` overrides it."}
@@ -196,6 +198,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	// client-go and helm log globally: their lines go to this provider's
 	// log, at DEBUG, from now on.
 	target.SetLogger(newTFLogLogger(ctx))
+	target.SetRateLimit(kubernetesRateLimit(ctx, cfg.KubernetesRateLimit))
 	p.engine.Store(engine.New(p.deployers, limit))
 	p.planClusterChanges.Store(cfg.PlanClusterChanges.ValueBool())
 	cc, diags := cfg.decode(ctx)

@@ -48,9 +48,11 @@ var clusters = struct {
 // ClusterFor returns the client of a kubernetes-cluster target's config.
 // Identical configs share one client (keyed by a hash of the config), so
 // all items on one target share its connections, rate limit and discovery
-// cache. Errors never quote the config.
+// cache; a client made under another rate limit is not reused. Errors
+// never quote the config.
 func ClusterFor(config json.RawMessage) (*Cluster, error) {
-	key := sha256.Sum256(config)
+	l := currentRateLimit()
+	key := sha256.Sum256(fmt.Appendf(append([]byte(nil), config...), "\x00%g/%d", l.QPS, l.Burst))
 	clusters.Lock()
 	defer clusters.Unlock()
 	if c, ok := clusters.byKey[key]; ok {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -18,15 +19,40 @@ import (
 // KubernetesClusterType is Landscaper's target type of a Kubernetes cluster.
 const KubernetesClusterType = "landscaper.gardener.cloud/kubernetes-cluster"
 
-// Client rate limits of every cluster client, shared by all items on one
-// target. client-go's defaults (5/10) throttle a single deploy item with a
-// few dozen manifests; these let an execution of a few hundred objects run
-// without long client-side waits, while the API server's own priority and
-// fairness (answered with 429, which is retried) protects it beyond that.
-const (
-	DefaultQPS   = 100
-	DefaultBurst = 200
-)
+// RateLimit is a client-side limit of the requests to one cluster, shared
+// by all items on one target. The zero value is no limit, the default:
+// the API server protects itself with priority and fairness (answered
+// with 429 and Retry-After, which client-go waits for and retries), so a
+// client-side token bucket only slows applies down. controller-runtime
+// disables it by default for the same reason. client-go's own default
+// (5/10) would throttle a single item of a few dozen manifests.
+type RateLimit struct {
+	// QPS is the sustained rate in requests per second; 0 is no limit.
+	QPS float32
+	// Burst is how many requests may go at once above QPS.
+	Burst int
+}
+
+var rateLimit atomic.Pointer[RateLimit]
+
+// SetRateLimit sets the limit of the cluster clients made from now on
+// (the zero value: none). Like the logger, it is the process's: the
+// provider sets it from its configuration, and a Terraform provider
+// process serves one configuration. Clients are cached by config and
+// limit, so a change makes new ones.
+func SetRateLimit(l RateLimit) {
+	if l.QPS > 0 && l.Burst < 1 {
+		l.Burst = 1
+	}
+	rateLimit.Store(&l)
+}
+
+func currentRateLimit() RateLimit {
+	if l := rateLimit.Load(); l != nil {
+		return *l
+	}
+	return RateLimit{}
+}
 
 // KubernetesClusterConfig is the config of a kubernetes-cluster target, in
 // Landscaper's format: the kubeconfig as YAML text.
@@ -130,7 +156,13 @@ func restConfig(kc *clientcmdapi.Config) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig cannot be used: %s", redactedValidation(err))
 	}
-	rc.QPS, rc.Burst = DefaultQPS, DefaultBurst
+	// client-go reads a QPS of 0 as its default of 5, and a negative one as
+	// no limit.
+	if l := currentRateLimit(); l.QPS > 0 {
+		rc.QPS, rc.Burst = l.QPS, l.Burst
+	} else {
+		rc.QPS, rc.Burst = -1, 0
+	}
 	rc.UserAgent = "terraform-provider-landscaper"
 	rc.WarningHandler = warningHandler{}
 	return rc, nil

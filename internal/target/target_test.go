@@ -70,11 +70,43 @@ func TestRESTConfig(t *testing.T) {
 	if rc.Host != "https://127.0.0.1:6443" || rc.BearerToken != secret {
 		t.Errorf("host %q, token set %v", rc.Host, rc.BearerToken != "")
 	}
-	if rc.QPS != DefaultQPS || rc.Burst != DefaultBurst {
-		t.Errorf("QPS/Burst = %v/%v", rc.QPS, rc.Burst)
+	// No client-side limit by default: client-go reads a negative QPS as
+	// none (0 would be its default of 5).
+	if rc.QPS >= 0 {
+		t.Errorf("QPS/Burst = %v/%v, want no client-side limit", rc.QPS, rc.Burst)
 	}
 	if rc.WarningHandler == nil {
 		t.Error("API warnings would go to stderr")
+	}
+}
+
+// A limit set for the provider reaches new clients, and a client made
+// under another limit is not reused.
+func TestRateLimit(t *testing.T) {
+	t.Cleanup(func() { SetRateLimit(RateLimit{}) })
+	config := cfg(t, kubeconfig(""))
+	unlimited, err := ClusterFor(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetRateLimit(RateLimit{QPS: 20})
+	rc, err := RESTConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.QPS != 20 || rc.Burst != 1 {
+		t.Errorf("QPS/Burst = %v/%v, want 20/1", rc.QPS, rc.Burst)
+	}
+	limited, err := ClusterFor(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limited == unlimited || limited.Config.QPS != 20 {
+		t.Errorf("the unlimited client was reused under a limit (QPS %v)", limited.Config.QPS)
+	}
+	SetRateLimit(RateLimit{})
+	if again, _ := ClusterFor(config); again != unlimited {
+		t.Error("the unlimited client was not reused")
 	}
 }
 
