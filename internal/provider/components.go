@@ -50,8 +50,9 @@ func componentProviderAttributes() map[string]schema.Attribute {
 			ElementType: types.StringType,
 		},
 		attrRegistryCredentials: schema.MapNestedAttribute{
-			MarkdownDescription: "Credentials by registry host (`ghcr.io`, `registry.example.com:5000`). They come " +
-				"first; then the Docker config (`DOCKER_CONFIG` or `~/.docker/config.json`, with its credential " +
+			MarkdownDescription: "Credentials by registry host (`ghcr.io`, `registry.example.com:5000`), for components, " +
+				"blueprints and resources and for the helm deployer's charts (`chart.ref`, and `helmChartRepo` by the " +
+				"repository's host). They come first; then the Docker config (`DOCKER_CONFIG` or `~/.docker/config.json`, with its credential " +
 				"helpers); then anonymous access. They never reach state, logs or diagnostics.",
 			Optional:  true,
 			Sensitive: true,
