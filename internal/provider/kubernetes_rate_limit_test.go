@@ -76,8 +76,13 @@ func TestAccProvider_kubernetesRateLimit(t *testing.T) {
 			{Config: rateLimitConfig(kubeconfig, ""), Check: limit(-1, 0)},
 			{Config: rateLimitConfig(kubeconfig, "kubernetes_rate_limit = { qps = 7 }"), Check: limit(7, 14)},
 			{Config: rateLimitConfig(kubeconfig, "kubernetes_rate_limit = { qps = 7, burst = 3 }"), Check: limit(7, 3)},
-			{Config: rateLimitConfig(kubeconfig, "kubernetes_rate_limit = { qps = 0 }"), PlanOnly: true,
-				ExpectError: regexp.MustCompile(`kubernetes_rate_limit.qps(.|\n)*at least 1`)},
 		},
+	})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: rateLimitConfig(kubeconfig, "kubernetes_rate_limit = { qps = 0 }"), PlanOnly: true,
+			ExpectError: regexp.MustCompile(`kubernetes_rate_limit.qps value must be at least 1`),
+		}},
 	})
 }

@@ -126,16 +126,16 @@ func TestAccExecution_helmRegistryErrorsAreImmediate(t *testing.T) {
 		provider string
 		want     string
 	}{
-		"untrusted certificate": {untrusted, "", `registry 127\.0\.0\.1:\d+: TLS failed for OCI artifact 127\.0\.0\.1:\d+/charts/demo:1\.0\.0:(.|\n)*SSL_CERT_FILE`},
+		"untrusted certificate": {untrusted, "", `registry\s+127\.0\.0\.1:\d+:\s+TLS\s+failed\s+for\s+OCI\s+artifact\s+127\.0\.0\.1:\d+/charts/demo:1\.0\.0:[\s\S]*SSL_CERT_FILE[\s\S]*ERR_CONFIGURATION_PROBLEM`},
 		"refused credentials": {locked, fmt.Sprintf(`registry_credentials = { %q = { username = "acme-ci", password = "not-the-password" } }`, locked.Host),
-			`registry 127\.0\.0\.1:\d+ refused access to OCI artifact(.|\n)*401(.|\n)*credentials tried:(.|\n)*registry_credentials`},
+			`registry\s+127\.0\.0\.1:\d+\s+refused\s+access\s+to\s+OCI\s+artifact[\s\S]*401[\s\S]*credentials\s+tried:\s+registry_credentials[\s\S]*ERR_UNAUTHORIZED`},
 	}
 	if ip := nonLoopbackIP(); ip != "" {
 		cases["plain HTTP off loopback"] = struct {
 			reg      *ocitest.Registry
 			provider string
 			want     string
-		}{ocitest.Start(t, ocitest.Options{Addr: ip + ":0"}), "", `speaks plain HTTP, which is used only for loopback addresses or where(.|\n)*asked for with http://, for OCI artifact`}
+		}{ocitest.Start(t, ocitest.Options{Addr: ip + ":0"}), "", `speaks\s+plain\s+HTTP,\s+which\s+is\s+used\s+only\s+for\s+loopback\s+addresses\s+or\s+where\s+asked\s+for\s+with\s+http://,\s+for\s+OCI\s+artifact[\s\S]*ERR_CONFIGURATION_PROBLEM`}
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
