@@ -76,7 +76,9 @@ func restConfig() *rest.Config {
 }
 
 func dyn() dynamic.Interface {
-	d, err := dynamic.NewForConfig(restConfig())
+	rc := restConfig()
+	rc.QPS, rc.Burst = 1000, 1000 // the tests write many objects
+	d, err := dynamic.NewForConfig(rc)
 	if err != nil {
 		panic(err)
 	}
@@ -137,12 +139,12 @@ var nsSeq atomic.Int64
 
 // cluster is one test's namespace of the Landscaper cluster.
 type cluster struct {
-	t  *testing.T
+	t  testing.TB
 	ns string
 	d  dynamic.Interface
 }
 
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	c := &cluster{t: t, ns: fmt.Sprintf("cu-example-%d", nsSeq.Add(1)), d: dyn()}
 	c.write(fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", c.ns))

@@ -49,10 +49,12 @@ func New(config *rest.Config) (*Reader, error) {
 	if rc.Timeout == 0 {
 		rc.Timeout = requestTimeout
 	}
-	// A namespace of installations is read object by object; the
-	// client's default of 5 requests a second would make that slow.
-	if rc.QPS == 0 {
-		rc.QPS, rc.Burst = 50, 100
+	// The reader sends one request at a time, so the API server never
+	// sees more than one in flight from it; client-go's default limit of
+	// 5 a second would only make reading a large tree slow (a negative
+	// QPS disables the limiter). A config that sets a limit keeps it.
+	if rc.QPS == 0 && rc.RateLimiter == nil {
+		rc.QPS = -1
 	}
 	hc, err := rest.HTTPClientFor(rc)
 	if err != nil {
