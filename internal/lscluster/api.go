@@ -56,6 +56,8 @@ const (
 const (
 	TypeManifest = group + "/kubernetes-manifest"
 	TypeHelm     = group + "/helm"
+	// Mock items install nothing; running them anew changes nothing.
+	typeMock = group + "/mock"
 )
 
 type lsInstallation struct {

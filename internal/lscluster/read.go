@@ -45,7 +45,7 @@ func (r *Reader) Read(ctx context.Context, namespace, name string) (*Installatio
 		return nil, fmt.Errorf("Installation %s/%s: %w", namespace, name, err)
 	}
 	out.Execution, out.Subinstallations = exec, subs
-	out.Warnings = append(out.Warnings, rd.treeWarnings(exec, subs)...)
+	out.Warnings = append(out.Warnings, treeWarnings(out.DeployItems())...)
 	return out, nil
 }
 

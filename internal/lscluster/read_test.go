@@ -273,7 +273,14 @@ providerStatus:
 	manifestsOnly := strings.Replace(strings.Replace(helmItem, "name: default-deploy-item", "name: no-release", 1), "createNamespace: true", "helmDeployment: false", 1)
 	// Without a deployItemCache, as older Landscapers wrote executions:
 	// the items are found by label.
-	c.execution("hello-world", uid, false, helmItem, manifestsOnly)
+	container := `name: worker
+type: landscaper.gardener.cloud/container
+config:
+  apiVersion: container.deployer.landscaper.gardener.cloud/v1alpha1
+  kind: ProviderConfiguration
+  image: alpine
+`
+	c.execution("hello-world", uid, false, helmItem, manifestsOnly, container)
 
 	inst := c.mustRead("hello-world")
 	items := inst.Execution.DeployItems
@@ -285,8 +292,13 @@ providerStatus:
 	if other := items["no-release"]; other.Release != nil || other.ManagedLabel != HelmManagedLabel || other.Object != "hello-world-no-release-00001" {
 		t.Errorf("helm item with helmDeployment false = %+v, want no release", other)
 	}
-	if !slices.ContainsFunc(inst.Warnings, func(w string) bool { return strings.Contains(w, `phase is "Failed"`) }) {
-		t.Errorf("warnings %q: want one about the Failed phase", inst.Warnings)
+	for _, w := range []string{`phase is "Failed"`, `deploy item "worker" (DeployItem hello-world-worker-00002) of type landscaper.gardener.cloud/container cannot be adopted`} {
+		if !slices.ContainsFunc(inst.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
+			t.Errorf("warnings %q: want one containing %q", inst.Warnings, w)
+		}
+	}
+	if len(inst.Warnings) != 2 {
+		t.Errorf("warnings %q: want exactly those two", inst.Warnings)
 	}
 	noSecrets(t, inst)
 }

@@ -174,25 +174,35 @@ func deployItem(di *lsDeployItem) DeployItem {
 	return out
 }
 
-// treeWarnings names the deploy items whose installed objects cannot be
-// adopted: deployers this provider does not run.
-func (rd *instReader) treeWarnings(exec *Execution, subs map[string]*Subinstallation) []string {
-	var out []string
-	var walk func(path string, e *Execution, s map[string]*Subinstallation)
-	walk = func(path string, e *Execution, s map[string]*Subinstallation) {
+// DeployItems is every deploy item of the tree by the key
+// landscaper_installation's deploy_items uses: the root's items by their
+// name, a sub-installation's by "<sub-installation path>/<item>".
+func (i *Installation) DeployItems() map[string]DeployItem {
+	out := map[string]DeployItem{}
+	var walk func(prefix string, e *Execution, subs map[string]*Subinstallation)
+	walk = func(prefix string, e *Execution, subs map[string]*Subinstallation) {
 		if e != nil {
-			for _, name := range sortedKeys(e.DeployItems) {
-				di := e.DeployItems[name]
-				if di.ManagedLabel == "" && di.Type != "landscaper.gardener.cloud/mock" {
-					out = append(out, fmt.Sprintf("deploy item %q (DeployItem %s) of type %s cannot be adopted: the first apply runs it anew", path+name, di.Object, di.Type))
-				}
+			for name, di := range e.DeployItems {
+				out[prefix+name] = di
 			}
 		}
-		for _, name := range sortedKeys(s) {
-			sub := s[name]
-			walk(path+name+"/", sub.Execution, sub.Subinstallations)
+		for name, sub := range subs {
+			walk(prefix+name+"/", sub.Execution, sub.Subinstallations)
 		}
 	}
-	walk("", exec, subs)
+	walk("", i.Execution, i.Subinstallations)
+	return out
+}
+
+// treeWarnings names the deploy items whose installed objects cannot be
+// adopted: deployers this provider does not run.
+func treeWarnings(items map[string]DeployItem) []string {
+	var out []string
+	for _, key := range sortedKeys(items) {
+		di := items[key]
+		if di.ManagedLabel == "" && di.Type != typeMock {
+			out = append(out, fmt.Sprintf("deploy item %q (DeployItem %s) of type %s cannot be adopted: the first apply runs it anew", key, di.Object, di.Type))
+		}
+	}
 	return out
 }

@@ -144,6 +144,19 @@ data: [example-configmap, example-configmap-x, example-configmap-x-x]
 	if !reflect.DeepEqual(names, subs) {
 		t.Errorf("sub-installations %v, want %v", names, subs)
 	}
+	var keys []string
+	for k, di := range inst.DeployItems() {
+		keys = append(keys, k+"="+di.Object)
+	}
+	sort.Strings(keys)
+	wantKeys := []string{
+		"subinst1/default-deploy-item=" + objects["subinst1"] + "-default-deploy-item-00000",
+		"subinst2/default-deploy-item=" + objects["subinst2"] + "-default-deploy-item-00000",
+		"subinst3/default-deploy-item=" + objects["subinst3"] + "-default-deploy-item-00000",
+	}
+	if !reflect.DeepEqual(keys, wantKeys) {
+		t.Errorf("deploy items by key = %v, want %v", keys, wantKeys)
+	}
 	wantExports := map[string]Export{"configmap-names": {DataRef: "do-configmap-names", Known: true,
 		Value: []any{"example-configmap", "example-configmap-x", "example-configmap-x-x"}}}
 	if !reflect.DeepEqual(inst.Exports, wantExports) {
