@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"sigs.k8s.io/yaml"
 )
 
 // Schema versions of component descriptors.
@@ -151,48 +149,80 @@ func (id ID) String() string { return id.Name + ":" + id.Version }
 func (d *Descriptor) ID() ID { return ID{d.Component.Name, d.Component.Version} }
 
 // ParseDescriptor reads a descriptor in schema v2 or v3, YAML or JSON.
+// Keys are read exactly: a duplicate key, a key that equals a schema key
+// only by case or Unicode folding, and an unknown key in a signed part are
+// errors naming the key and its path.
 func ParseDescriptor(data []byte) (*Descriptor, error) {
-	if len(data) > MaxDescriptorSize {
-		return nil, fmt.Errorf("component descriptor is %d bytes, larger than the limit of %d", len(data), MaxDescriptorSize)
-	}
-	js, err := yaml.YAMLToJSON(data)
+	d, _, err := readDescriptor(data)
 	if err != nil {
-		return nil, fmt.Errorf("component descriptor: %w", err)
-	}
-	var head struct {
-		Meta struct {
-			SchemaVersion string `json:"schemaVersion"`
-		} `json:"meta"`
-		APIVersion string `json:"apiVersion"`
-	}
-	if err := json.Unmarshal(js, &head); err != nil {
-		return nil, fmt.Errorf("component descriptor: %w", err)
-	}
-	var d *Descriptor
-	switch {
-	case head.Meta.SchemaVersion == SchemaV2:
-		d = &Descriptor{}
-		if err := json.Unmarshal(js, d); err != nil {
-			return nil, fmt.Errorf("component descriptor (v2): %w", err)
-		}
-		d.Schema = SchemaV2
-	case head.APIVersion == SchemaV3 || head.APIVersion == schemaV3Alpha:
-		d, err = parseV3(js)
-		if err != nil {
-			return nil, fmt.Errorf("component descriptor (v3): %w", err)
-		}
-	case head.Meta.SchemaVersion != "":
-		return nil, fmt.Errorf("component descriptor: schema version %q is not supported (v2, %s)", head.Meta.SchemaVersion, SchemaV3)
-	case head.APIVersion != "":
-		return nil, fmt.Errorf("component descriptor: apiVersion %q is not supported (meta.schemaVersion v2, or apiVersion %s)", head.APIVersion, SchemaV3)
-	default:
-		return nil, errors.New("component descriptor: neither meta.schemaVersion nor apiVersion is set")
+		return nil, err
 	}
 	if err := d.validate(); err != nil {
 		return nil, fmt.Errorf("component descriptor %s: %w", d.ID(), err)
 	}
 	return d, nil
 }
+
+// DescriptorValues reads a descriptor as ParseDescriptor does and returns
+// the generic JSON values (in its stored schema) that ParseDescriptor
+// decodes its result from, and that schema (SchemaV2 or SchemaV3):
+// what signatures are computed over is what the provider uses. It
+// refuses what ParseDescriptor refuses, except the checks of required
+// fields.
+func DescriptorValues(data []byte) (map[string]any, string, error) {
+	d, values, err := readDescriptor(data)
+	if err != nil {
+		return nil, "", err
+	}
+	return values, d.Schema, nil
+}
+
+func readDescriptor(data []byte) (*Descriptor, map[string]any, error) {
+	if len(data) > MaxDescriptorSize {
+		return nil, nil, fmt.Errorf("component descriptor is %d bytes, larger than the limit of %d", len(data), MaxDescriptorSize)
+	}
+	values, js, err := readValues(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("component descriptor: %w", err)
+	}
+	schemaVersion, _ := asObject(values["meta"])["schemaVersion"].(string)
+	apiVersion, _ := values["apiVersion"].(string)
+	var d *Descriptor
+	switch {
+	case schemaVersion == SchemaV2:
+		if err := checkShape(values, v2Shape, ""); err != nil {
+			return nil, nil, fmt.Errorf("component descriptor (v2): %w", err)
+		}
+		d = &Descriptor{}
+		if err := json.Unmarshal(js, d); err != nil {
+			return nil, nil, fmt.Errorf("component descriptor (v2): %w", err)
+		}
+		d.Schema = SchemaV2
+	case apiVersion == SchemaV3 || apiVersion == schemaV3Alpha:
+		if err := checkShape(values, v3Shape, ""); err != nil {
+			return nil, nil, fmt.Errorf("component descriptor (v3): %w", err)
+		}
+		d, err = parseV3(js)
+		if err != nil {
+			return nil, nil, fmt.Errorf("component descriptor (v3): %w", err)
+		}
+	case schemaVersion != "":
+		return nil, nil, fmt.Errorf("component descriptor: schema version %q is not supported (v2, %s)", schemaVersion, SchemaV3)
+	case apiVersion != "":
+		return nil, nil, fmt.Errorf("component descriptor: apiVersion %q is not supported (meta.schemaVersion v2, or apiVersion %s)", apiVersion, SchemaV3)
+	default:
+		// A folded "meta" or "apiVersion" is named rather than missed.
+		for _, s := range []*shape{v2Shape, v3Shape} {
+			if err := checkShape(values, s, ""); err != nil {
+				return nil, nil, fmt.Errorf("component descriptor: %w", err)
+			}
+		}
+		return nil, nil, errors.New("component descriptor: neither meta.schemaVersion nor apiVersion is set")
+	}
+	return d, values, nil
+}
+
+func asObject(v any) map[string]any { m, _ := v.(map[string]any); return m }
 
 type v3Descriptor struct {
 	APIVersion string `json:"apiVersion"`

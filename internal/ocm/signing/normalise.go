@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 )
 
 // Normalisation algorithms.
@@ -24,43 +24,29 @@ const (
 )
 
 // Normalise returns the normalised form of a stored descriptor (raw, in
-// its stored schema) that its digest is computed over.
+// its stored schema) that its digest is computed over. It normalises the
+// values ocm.ParseDescriptor parses the descriptor from, so a descriptor
+// the provider would read differently from what was signed is refused
+// rather than verified.
 func Normalise(raw []byte, algorithm string) ([]byte, error) {
-	doc, err := decode(raw)
+	doc, schema, err := ocm.DescriptorValues(raw)
 	if err != nil {
 		return nil, err
 	}
 	switch algorithm {
 	case JSONNormalisationV1:
-		if doc["meta"] == nil {
+		if schema != ocm.SchemaV2 {
 			return nil, errors.New("jsonNormalisation/v1 applies to descriptors of schema v2 only")
 		}
 		return entryNormalise(v1Prepare(doc))
 	case JSONNormalisationV2, JSONNormalisationV3:
-		internal, err := internalModel(doc)
-		if err != nil {
-			return nil, err
-		}
+		internal := internalModel(doc, schema)
 		if algorithm == JSONNormalisationV2 {
 			defaultVersionIntoExtraIdentity(internal)
 		}
 		return canonicalJSON(v2Prepare(internal))
 	}
 	return nil, fmt.Errorf("normalisation algorithm %q is not supported (%s, %s, %s)", algorithm, JSONNormalisationV1, JSONNormalisationV2, JSONNormalisationV3)
-}
-
-func decode(raw []byte) (map[string]any, error) {
-	js, err := yaml.YAMLToJSON(raw)
-	if err != nil {
-		return nil, err
-	}
-	var doc map[string]any
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, err
-	}
-	return doc, nil
 }
 
 func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
@@ -186,10 +172,10 @@ func cloneMap(m map[string]any) map[string]any {
 // internalModel converts a stored descriptor, v2 or v3, into OCM's
 // schema-independent model (as JSON values), which jsonNormalisation/v2
 // and /v3 normalise.
-func internalModel(doc map[string]any) (map[string]any, error) {
+func internalModel(doc map[string]any, schema string) map[string]any {
 	comp := map[string]any{}
-	switch {
-	case doc["meta"] != nil:
+	switch schema {
+	case ocm.SchemaV2:
 		src := asMap(doc["component"])
 		for _, k := range []string{"name", "version", "labels", "creationTime", "repositoryContexts", "sources", "componentReferences", "resources"} {
 			if v, ok := src[k]; ok {
@@ -207,7 +193,7 @@ func internalModel(doc map[string]any) (map[string]any, error) {
 		case map[string]any:
 			comp["provider"] = p
 		}
-	case doc["apiVersion"] != nil:
+	default:
 		meta := asMap(doc["metadata"])
 		for _, k := range []string{"name", "version", "labels", "creationTime", "provider"} {
 			if v, ok := meta[k]; ok {
@@ -223,8 +209,6 @@ func internalModel(doc map[string]any) (map[string]any, error) {
 				comp[to] = v
 			}
 		}
-	default:
-		return nil, errors.New("neither meta.schemaVersion nor apiVersion is set")
 	}
 	// The internal model always has these lists.
 	for _, k := range []string{"sources", "componentReferences", "resources"} {
@@ -240,7 +224,7 @@ func internalModel(doc map[string]any) (map[string]any, error) {
 			}
 		}
 	}
-	return map[string]any{"component": comp}, nil
+	return map[string]any{"component": comp}
 }
 
 // defaultVersionIntoExtraIdentity is OCM's legacy defaulting for

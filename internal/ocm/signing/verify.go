@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
@@ -97,6 +98,9 @@ func parsePublicKey(data []byte) (*rsa.PublicKey, error) {
 // version: the recorded digest must be the digest of the descriptor as
 // stored, and the signature must be valid for it.
 func (v *Verifier) VerifyComponent(cv *ocm.ComponentVersion) error {
+	if err := sameReading(cv); err != nil {
+		return fmt.Errorf("signature %q: %w", v.Name, err)
+	}
 	var sig *ocm.Signature
 	names := make([]string, 0, len(cv.Descriptor.Signatures))
 	for i := range cv.Descriptor.Signatures {
@@ -263,12 +267,29 @@ func (v *Verifier) CheckReference(ref ocm.Reference, referenced *ocm.ComponentVe
 	if ref.Digest == nil {
 		return fmt.Errorf("the signed descriptor records no digest for reference %q, so %s cannot be verified", ref.Name, referenced.Descriptor.ID())
 	}
+	if err := sameReading(referenced); err != nil {
+		return fmt.Errorf("reference %q: %w", ref.Name, err)
+	}
 	got, err := DescriptorDigest(referenced.Raw, ref.Digest.NormalisationAlgorithm, ref.Digest.HashAlgorithm)
 	if err != nil {
 		return fmt.Errorf("reference %q: %w", ref.Name, err)
 	}
 	if !strings.EqualFold(got, ref.Digest.Value) {
 		return fmt.Errorf("%s does not match the digest recorded by reference %q: it changed after the referencing version was signed", referenced.Descriptor.ID(), ref.Name)
+	}
+	return nil
+}
+
+// sameReading refuses a component version whose descriptor is not what
+// its stored bytes parse to: the digest is computed over the stored bytes,
+// and only what they parse to may be used.
+func sameReading(cv *ocm.ComponentVersion) error {
+	d, err := ocm.ParseDescriptor(cv.Raw)
+	if err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(d, cv.Descriptor) {
+		return fmt.Errorf("the descriptor of %s in use is not the one its repository stores", cv.Descriptor.ID())
 	}
 	return nil
 }

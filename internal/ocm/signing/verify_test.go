@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"math/big"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing"
@@ -209,6 +212,102 @@ func TestVerifyRealSignatures(t *testing.T) {
 		changed := []byte(strings.Replace(string(raw), `"version":"v0.2.3"`, `"version":"v0.2.4"`, 1))
 		if err := v.VerifyComponent(version(t, changed)); err == nil || !strings.Contains(err.Error(), "modified after signing") {
 			t.Fatalf("%s changed: %v", name, err)
+		}
+	}
+}
+
+// A descriptor signed by OCM itself with jsonNormalisation/v3 (see
+// testdata/README.md): its signature is a sigstore one, which the
+// provider does not check, but the digest OCM signed is the digest the
+// provider computes; changed, it is not.
+func TestOCMDigestVector(t *testing.T) {
+	raw, err := os.ReadFile("testdata/ocm-signed-v3-sigstore.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv := version(t, raw)
+	if len(cv.Descriptor.Signatures) != 2 {
+		t.Fatalf("signatures: %+v", cv.Descriptor.Signatures)
+	}
+	for _, sig := range cv.Descriptor.Signatures {
+		got, err := signing.DescriptorDigest(raw, sig.Digest.NormalisationAlgorithm, sig.Digest.HashAlgorithm)
+		if err != nil || got != sig.Digest.Value {
+			t.Fatalf("%s: digest %s, %v; OCM signed %s", sig.Name, got, err, sig.Digest.Value)
+		}
+	}
+	changed := []byte(strings.Replace(string(raw), "version: 6.8.0", "version: 6.8.1", 1))
+	got, err := signing.DescriptorDigest(changed, signing.JSONNormalisationV3, "SHA-256")
+	if err != nil || got == cv.Descriptor.Signatures[0].Digest.Value {
+		t.Fatalf("changed: %s, %v", got, err)
+	}
+}
+
+// addKey returns raw (YAML) as JSON with key set to value in the object
+// at path.
+func addKey(t *testing.T, raw []byte, path []string, key string, value any) []byte {
+	t.Helper()
+	var doc map[string]any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	m := doc
+	for _, p := range path {
+		m = m[p].(map[string]any)
+	}
+	m[key] = value
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A signed descriptor with a second resource list (or spec, or reference
+// list) under a key Go's JSON decoder folds onto the real one is refused,
+// naming the key: before, the signature verified over the real list while
+// the provider used the added one.
+func TestFoldedKeysAreRefused(t *testing.T) {
+	k := key(t)
+	v, _ := signing.NewVerifier("acme", signtest.PublicKeyPEM(k), "")
+	evil := []any{map[string]any{"name": "blueprint", "version": "1.0.0", "type": "blueprint", "relation": "local",
+		"access": map[string]any{"type": "localBlob", "localReference": "sha256:" + signtest.Digest([]byte("evil"))},
+		"digest": map[string]any{"hashAlgorithm": "SHA-256", "normalisationAlgorithm": signing.GenericBlobDigestV1, "value": signtest.Digest([]byte("evil"))}}}
+	v3 := []byte(`apiVersion: ocm.software/v3alpha1
+kind: ComponentVersion
+metadata: {name: github.com/acme/app, version: 1.0.0, provider: {name: acme}}
+repositoryContexts: []
+spec:
+  resources:
+  - name: blueprint
+    version: 1.0.0
+    type: blueprint
+    relation: local
+    access: {type: localBlob, localReference: "sha256:` + signtest.Digest(blueprint) + `"}
+    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: genericBlobDigest/v1, value: ` + signtest.Digest(blueprint) + `}
+`)
+	for _, norm := range []string{signing.JSONNormalisationV2, signing.JSONNormalisationV3} {
+		signed := sign(t, descriptor(), signtest.Options{Name: "acme", Key: k, Normalisation: norm})
+		signedV3 := sign(t, v3, signtest.Options{Name: "acme", Key: k, Normalisation: norm})
+		cases := map[string][]byte{
+			"reſources":           addKey(t, signed, []string{"component"}, "reſources", evil),
+			"componentReferenceſ": addKey(t, signed, []string{"component"}, "componentReferenceſ", []any{map[string]any{"name": "x", "componentName": "evil", "version": "1"}}),
+			"ſpec":                addKey(t, signedV3, nil, "ſpec", map[string]any{"resources": evil}),
+		}
+		for k, raw := range cases {
+			_, perr := ocm.ParseDescriptor(raw)
+			_, nerr := signing.Normalise(raw, norm)
+			for _, err := range []error{perr, nerr} {
+				if err == nil || !strings.Contains(err.Error(), `"`+k+`"`) {
+					t.Fatalf("%s %s: %v", norm, k, err)
+				}
+			}
+			// A version whose parsed descriptor is not what its bytes
+			// parse to is not verified either.
+			swapped := version(t, signed)
+			swapped.Descriptor.Component.Resources[0].Digest.Value = "ffff"
+			if err := v.VerifyComponent(swapped); err == nil || !strings.Contains(err.Error(), "is not the one its repository stores") {
+				t.Fatalf("%s swapped: %v", norm, err)
+			}
 		}
 	}
 }

@@ -1,0 +1,7 @@
+package signing
+
+// The descriptors of the normalisation tests seed the fuzz test.
+var (
+	CD1      = cd1
+	LegacyCD = legacyCD
+)
