@@ -20,6 +20,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -43,6 +44,9 @@ func Open(p string) (ocm.Repository, error) {
 		return nil, fmt.Errorf("repository %s: %w", p, err)
 	}
 	var files fileSet
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("repository %s: %w", p, notRegular(p, fi))
+	}
 	if fi.IsDir() {
 		root, err := os.OpenRoot(p)
 		if err != nil {
@@ -81,24 +85,37 @@ func (d dirFiles) exists(name string) bool {
 }
 
 // read goes through os.Root, so a name or a symbolic link cannot leave the
-// repository directory.
+// repository directory. Only regular files are read: opening a FIFO would
+// wait for a writer, and a device may never end, so the type is checked
+// before opening, and the open does not block should the file be swapped
+// in between.
 func (d dirFiles) read(name string, limit int64) ([]byte, error) {
-	f, err := d.root.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	fi, err := f.Stat()
+	fi, err := d.root.Stat(name)
 	if err != nil {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", name)
+		return nil, notRegular(name, fi)
+	}
+	f, err := d.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegular(name, fi)
 	}
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%s is %d bytes, larger than the limit of %d", name, fi.Size(), limit)
 	}
 	return ocm.ReadLimited(f, limit, name)
+}
+
+func notRegular(name string, fi fs.FileInfo) error {
+	return fmt.Errorf("%s is not a regular file (%s), which a repository must not hold", name, fi.Mode().Type())
 }
 
 type memFiles map[string][]byte
