@@ -252,7 +252,11 @@ func addKey(t *testing.T, raw []byte, path []string, key string, value any) []by
 	}
 	m := doc
 	for _, p := range path {
-		m = m[p].(map[string]any)
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			t.Fatalf("%s is not an object", p)
+		}
+		m = next
 	}
 	m[key] = value
 	out, err := json.Marshal(doc)
