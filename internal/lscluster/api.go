@@ -5,6 +5,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 )
 
 // The fields of Landscaper's v1alpha1 objects this package reads, decoded
@@ -23,6 +25,7 @@ var (
 	contextsGVR      = GroupVersion.WithResource("contexts")
 	executionsGVR    = GroupVersion.WithResource("executions")
 	deployItemsGVR   = GroupVersion.WithResource("deployitems")
+	overwritesGVR    = GroupVersion.WithResource("componentversionoverwrites")
 	secretsGVR       = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	configMapsGVR    = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 )
@@ -169,6 +172,14 @@ type lsContext struct {
 	// reference.
 	ComponentVersionOverwrites string                     `json:"componentVersionOverwrites,omitempty"`
 	VerificationSignatures     map[string]json.RawMessage `json:"verificationSignatures,omitempty"`
+}
+
+type lsOverwrites struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Overwrites        []struct {
+		Source       ocm.OverwriteRef `json:"source"`
+		Substitution ocm.OverwriteRef `json:"substitution"`
+	} `json:"overwrites,omitempty"`
 }
 
 type lsTarget struct {

@@ -161,6 +161,8 @@ var gvrOfKind = map[string]schema.GroupVersionResource{
 	"Context":      contextsGVR,
 	"Execution":    executionsGVR,
 	"DeployItem":   deployItemsGVR,
+
+	"ComponentVersionOverwrites": overwritesGVR,
 }
 
 // write creates the object the YAML describes (in the test's namespace

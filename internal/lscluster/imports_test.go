@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 )
 
 // The guided tour's import-parameters example (a Context, a component,
@@ -195,9 +197,27 @@ data: not ours
 }
 
 // A component reference's own repository context wins over its Context's,
-// as in Landscaper.
+// and the Context's ComponentVersionOverwrites apply to it, as in
+// Landscaper.
 func TestReadRepositoryContextOfReference(t *testing.T) {
 	c := newCluster(t)
+	c.write(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: ComponentVersionOverwrites
+metadata:
+  name: my-overwrites
+overwrites:
+- source:
+    componentName: example.com/app
+    version: 1.0.0
+  substitution:
+    version: 1.0.1
+- source:
+    componentName: example.com/library
+  substitution:
+    repositoryContext:
+      type: OCIRegistry
+      baseUrl: registry.example/mirror
+`)
 	c.write(`apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Context
 metadata:
@@ -233,17 +253,35 @@ status:
   phase: Succeeded
 `)
 	inst := c.mustRead("app")
-	want := &Component{Name: "example.com/app", Version: "1.0.0",
-		RepositoryContext:     map[string]any{"type": "OCIRegistry", "baseUrl": "registry.example/own", "componentNameMapping": "urlPath"},
-		RepositoryContextFrom: "spec.componentDescriptor.ref"}
+	own := map[string]any{"type": "OCIRegistry", "baseUrl": "registry.example/own", "componentNameMapping": "urlPath"}
+	want := &Component{Name: "example.com/app", Version: "1.0.1",
+		RepositoryContext: own, RepositoryContextFrom: "spec.componentDescriptor.ref",
+		Overwritten: &ocm.Ref{ComponentName: "example.com/app", Version: "1.0.0", RepositoryContext: own}}
 	if !reflect.DeepEqual(inst.Component, want) || inst.Verification != "release-signature" {
 		t.Errorf("component = %+v, verification %q", inst.Component, inst.Verification)
 	}
-	for _, w := range []string{`componentVersionOverwrites ("my-overwrites")`, "spec.exportDataMappings (renamed)"} {
+	wantOverwrites := []ocm.Overwrite{
+		{Source: ocm.OverwriteRef{ComponentName: "example.com/app", Version: "1.0.0"}, Substitution: ocm.OverwriteRef{Version: "1.0.1"}},
+		{Source: ocm.OverwriteRef{ComponentName: "example.com/library"}, Substitution: ocm.OverwriteRef{RepositoryContext: map[string]any{"type": "OCIRegistry", "baseUrl": "registry.example/mirror"}}},
+	}
+	if !reflect.DeepEqual(inst.ComponentOverwrites, wantOverwrites) {
+		t.Errorf("component overwrites = %+v", inst.ComponentOverwrites)
+	}
+	for _, w := range []string{
+		`ComponentVersionOverwrites "my-overwrites" (of Context "landscaper-examples") turn the component example.com/app:1.0.0 into example.com/app:1.0.1`,
+		`ComponentVersionOverwrites "my-overwrites" (of Context "landscaper-examples", 2 substitution(s)) also apply to the components the component references: set the provider's component_overwrites`,
+		"spec.exportDataMappings (renamed)",
+	} {
 		if !slices.ContainsFunc(inst.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
 			t.Errorf("warnings %q: want one containing %q", inst.Warnings, w)
 		}
 	}
+
+	// Landscaper refuses a Context whose overwrites are gone; so does the
+	// reader.
+	c.remove("ComponentVersionOverwrites", "my-overwrites")
+	_, err := c.read("app")
+	wantErr(t, err, ErrNotFound, "ComponentVersionOverwrites "+c.ns+`/my-overwrites (componentVersionOverwrites of Context "landscaper-examples")`)
 }
 
 // The guided tour's import-data-mappings example, plus mappings over a

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 )
 
 // Read reads the root Installation namespace/name and everything a
@@ -179,10 +182,45 @@ func (rd *instReader) component(ctx context.Context) error {
 	if c.RepositoryContext == nil && lsCtx != nil && lsCtx.RepositoryContext != nil {
 		c.RepositoryContext, c.RepositoryContextFrom = lsCtx.RepositoryContext, fmt.Sprintf("Context %q", lsCtx.Name)
 	}
+	if lsCtx != nil && lsCtx.ComponentVersionOverwrites != "" {
+		if err := rd.overwrite(ctx, lsCtx, c); err != nil {
+			return err
+		}
+	}
 	if c.RepositoryContext == nil {
 		rd.warn("the component %s:%s has no repository context, neither in spec.componentDescriptor nor in a Context: the provider's repository_context must name its repository", c.Name, c.Version)
 	}
 	rd.out.Component = c
+	return nil
+}
+
+// overwrite applies the Context's ComponentVersionOverwrites to the
+// component reference, after the Context's repository context, as
+// Landscaper does (installations.ApplyComponentOverwrite), with the rules
+// the provider's component_overwrites follow.
+func (rd *instReader) overwrite(ctx context.Context, lsCtx *lsContext, c *Component) error {
+	var cvo lsOverwrites
+	why := fmt.Sprintf("componentVersionOverwrites of Context %q", lsCtx.Name)
+	if err := rd.get(ctx, overwritesGVR, rd.inst.Namespace, lsCtx.ComponentVersionOverwrites, why, &cvo); err != nil {
+		return err
+	}
+	list := make([]ocm.Overwrite, len(cvo.Overwrites))
+	for i, o := range cvo.Overwrites {
+		list[i] = ocm.Overwrite{Source: o.Source, Substitution: o.Substitution}
+	}
+	rd.out.ComponentOverwrites = list
+	ref := ocm.Ref{ComponentName: c.Name, Version: c.Version, RepositoryContext: c.RepositoryContext}
+	before := ref
+	if ocm.Overwrites(list, &ref) {
+		c.Overwritten = &before
+		c.Name, c.Version = ref.ComponentName, ref.Version
+		if !reflect.DeepEqual(ref.RepositoryContext, before.RepositoryContext) {
+			c.RepositoryContext = ref.RepositoryContext
+			c.RepositoryContextFrom = fmt.Sprintf("ComponentVersionOverwrites %q", cvo.Name)
+		}
+		rd.warn("ComponentVersionOverwrites %q (of Context %q) turn the component %s into %s, which is what is taken over", cvo.Name, lsCtx.Name, before, ref)
+	}
+	rd.warn("ComponentVersionOverwrites %q (of Context %q, %d substitution(s)) also apply to the components the component references: set the provider's component_overwrites to them", cvo.Name, lsCtx.Name, len(list))
 	return nil
 }
 
@@ -198,9 +236,6 @@ func (rd *instReader) contextNotes(c *lsContext) {
 	}
 	if c.OCMConfig != nil && c.OCMConfig.Name != "" {
 		rd.warn("Context %q: ocmConfig (ConfigMap %q) is not copied: set the provider's repository_context and registry_credentials to what it configures", c.Name, c.OCMConfig.Name)
-	}
-	if c.ComponentVersionOverwrites != "" {
-		rd.warn("Context %q: componentVersionOverwrites (%q) are not copied: set the provider's component_overwrites to the same substitutions", c.Name, c.ComponentVersionOverwrites)
 	}
 	if len(c.VerificationSignatures) > 0 {
 		names := make([]string, 0, len(c.VerificationSignatures))

@@ -123,6 +123,8 @@ func kindOf(gvr schema.GroupVersionResource) string {
 		return "Execution"
 	case deployItemsGVR:
 		return "DeployItem"
+	case overwritesGVR:
+		return "ComponentVersionOverwrites"
 	case secretsGVR:
 		return "Secret"
 	case configMapsGVR:

@@ -1,5 +1,7 @@
 package lscluster
 
+import "github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+
 // Installation describes a root Installation of a Landscaper resource
 // cluster as landscaper_installation needs it.
 type Installation struct {
@@ -14,6 +16,12 @@ type Installation struct {
 	// Verification is the signature the component is verified with; empty
 	// for none.
 	Verification string
+	// ComponentOverwrites are those of the Context's
+	// ComponentVersionOverwrites: Landscaper applies them to the component
+	// reference (Component already has them applied) and to every
+	// component it references; the provider's component_overwrites do the
+	// latter.
+	ComponentOverwrites []ocm.Overwrite
 
 	// Imports holds spec.imports.data and what spec.importDataMappings
 	// produce, by name. A mapping replaces a data import of its name, as in
@@ -57,6 +65,9 @@ type Component struct {
 	// RepositoryContextFrom says where RepositoryContext was found, for
 	// messages: "spec.componentDescriptor.ref" or `Context "<name>"`.
 	RepositoryContextFrom string
+	// Overwritten is the reference as the Installation wrote it when
+	// ComponentOverwrites changed it; nil otherwise.
+	Overwritten *ocm.Ref
 }
 
 // Source kinds of an import.
