@@ -1,0 +1,153 @@
+//go:build unix
+
+// Package kubernetes measures the provider against a real API server: 200
+// ConfigMaps as 200 kubernetes-manifest deploy items of one execution,
+// applied, updated and destroyed by the terraform CLI with the provider
+// binary, as a user runs them. See bench/README.md for the numbers and
+// how they compare with HashiCorp's kubernetes provider.
+package kubernetes
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/testenv"
+)
+
+var (
+	providerDir string
+	buildErr    error
+	kubeEnv     *testenv.Env
+)
+
+// TestMain builds the provider (or takes the one in BENCH_PROVIDER_DIR,
+// to measure another build such as an earlier commit's) and starts the
+// test control plane, for TF_ACC runs only.
+func TestMain(m *testing.M) {
+	cleanup := func() {}
+	if dir := os.Getenv("BENCH_PROVIDER_DIR"); dir != "" {
+		providerDir = dir
+	} else {
+		providerDir, cleanup, buildErr = acctest.BuildProvider()
+	}
+	var code int
+	if os.Getenv("TF_ACC") == "" {
+		code = m.Run()
+	} else {
+		code = testenv.Main(m, &kubeEnv)
+	}
+	cleanup()
+	os.Exit(code)
+}
+
+// config is n ConfigMaps in namespace default, each its own
+// kubernetes-manifest item, all holding value; provider is the body of
+// the provider block.
+func config(kubeconfig string, n int, value, provider string) string {
+	return fmt.Sprintf(`
+provider "landscaper" {
+  %[4]s
+}
+
+resource "landscaper_execution" "cms" {
+  name = "cms"
+  targets = { cluster = {
+    type   = "landscaper.gardener.cloud/kubernetes-cluster"
+    config = yamlencode({ kubeconfig = file(%[1]q) })
+  } }
+  deploy_items = { for i in range(%[2]d) : "cm-${i}" => {
+    type   = "kubernetes-manifest"
+    target = "cluster"
+    config = yamlencode({
+      apiVersion = "manifest.deployer.landscaper.gardener.cloud/v1alpha2"
+      kind       = "ProviderConfiguration"
+      manifests = [{ policy = "manage", manifest = {
+        apiVersion = "v1", kind = "ConfigMap"
+        metadata   = { name = "bench-${i}", namespace = "default" }
+        data       = { value = %[3]q }
+      } }]
+    })
+  } }
+}
+`, kubeconfig, n, value, provider)
+}
+
+// BenchmarkConfigMaps200 times apply (create), apply (update of every
+// item) and destroy of 200 ConfigMaps, each a deploy item, reported as
+// apply-s, update-s and destroy-s per run; plan-s is the plan of the
+// creation, which sends no request to the cluster.
+//
+// BENCH_PROVIDER_CONFIG is put into the provider block, for instance
+// `max_parallelism = 50` or `kubernetes_rate_limit = { qps = 100, burst = 200 }`.
+func BenchmarkConfigMaps200(b *testing.B) {
+	benchConfigMaps(b, 200, os.Getenv("BENCH_PROVIDER_CONFIG"))
+}
+
+func benchConfigMaps(b *testing.B, n int, provider string) {
+	w := acctest.NewWorkspace(b, providerDir, buildErr)
+	kubeconfig := kubeEnv.KubeconfigPath()
+	requests := map[string]float64{}
+	timed := func(args ...string) float64 {
+		b.Helper()
+		before := configMapRequests(b)
+		start := time.Now()
+		out, code := w.Run(nil, args...)
+		if code != 0 {
+			b.Fatalf("terraform %v exited %d:\n%s", args, code, out)
+		}
+		d := time.Since(start).Seconds()
+		requests[args[0]] += configMapRequests(b) - before
+		return d
+	}
+	var plan, apply, update, destroy float64
+	runs := 0
+	for b.Loop() {
+		runs++
+		w.Config(config(kubeconfig, n, "v1", provider))
+		// What Terraform and the provider cost before any request to the
+		// cluster: the plan of the creation.
+		plan += timed("plan", "-input=false", "-no-color")
+		apply += timed("apply", "-input=false", "-no-color", "-auto-approve")
+		w.Config(config(kubeconfig, n, "v2-"+strconv.Itoa(runs), provider))
+		update += timed("apply", "-input=false", "-no-color", "-auto-approve")
+		destroy += timed("destroy", "-input=false", "-no-color", "-auto-approve")
+	}
+	b.ReportMetric(plan/float64(runs), "plan-s")
+	b.ReportMetric(apply/float64(runs), "apply-s")
+	b.ReportMetric(update/float64(runs), "update-s")
+	b.ReportMetric(destroy/float64(runs), "destroy-s")
+	// apply counts both applies (create and update).
+	b.ReportMetric(requests["apply"]/float64(2*runs), "requests/apply")
+	b.ReportMetric(requests["destroy"]/float64(runs), "requests/destroy")
+}
+
+// configMapRequests is how many requests about ConfigMaps the API server
+// has answered so far, from its metrics.
+func configMapRequests(b *testing.B) float64 {
+	b.Helper()
+	resp, err := kubeEnv.HTTPClient().Get(kubeEnv.Host() + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="configmaps"`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
