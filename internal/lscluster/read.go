@@ -57,7 +57,7 @@ type instReader struct {
 	*Reader
 	inst *lsInstallation
 	out  *Installation
-	// targetObjects are the imported Targets as Landscaper hands them to
+	// targetValues are the imported Targets as Landscaper hands them to
 	// importDataMappings (whole objects), by import name.
 	targetValues map[string]any
 	// secrets are the values a mapping result must not carry unmarked:
