@@ -7,17 +7,13 @@
 package ctf
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path"
 	"slices"
 	"strings"
 	"syscall"
@@ -70,8 +66,8 @@ func Open(p string) (ocm.Repository, error) {
 	return nil, fmt.Errorf("repository %s is neither a CTF (no artifact-index.json) nor a component archive (no component-descriptor.yaml)", p)
 }
 
-// fileSet is the files of a repository: a directory, read on demand, or an
-// archive held in memory.
+// fileSet is the files of a repository: a directory or an archive, read on
+// demand.
 type fileSet interface {
 	exists(name string) bool
 	read(name string, limit int64) ([]byte, error)
@@ -116,90 +112,6 @@ func (d dirFiles) read(name string, limit int64) ([]byte, error) {
 
 func notRegular(name string, fi fs.FileInfo) error {
 	return fmt.Errorf("%s is not a regular file (%s), which a repository must not hold", name, fi.Mode().Type())
-}
-
-type memFiles map[string][]byte
-
-func (m memFiles) exists(name string) bool { _, ok := m[name]; return ok }
-
-func (m memFiles) read(name string, limit int64) ([]byte, error) {
-	data, ok := m[name]
-	if !ok {
-		return nil, fs.ErrNotExist
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is %d bytes, larger than the limit of %d", name, len(data), limit)
-	}
-	return data, nil
-}
-
-// readArchive reads a tar archive, gzipped or not, into memory. Entries
-// with absolute names, names that climb out of the archive, or links are
-// refused: an archive must not reach outside itself.
-func readArchive(p string) (memFiles, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	var head [2]byte
-	n, _ := io.ReadFull(f, head[:])
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	r := io.LimitReader(f, MaxArchiveSize+1)
-	if n == 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
-		}
-		r = io.LimitReader(zr, MaxArchiveSize+1)
-	}
-	tr := tar.NewReader(r)
-	files := memFiles{}
-	var total int64
-	for i := 0; ; i++ {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if i == 0 {
-				return nil, fmt.Errorf("not a directory, tar or tar.gz archive: %w", err)
-			}
-			return nil, fmt.Errorf("tar: %w", err)
-		}
-		if i >= MaxEntries {
-			return nil, fmt.Errorf("more than %d entries", MaxEntries)
-		}
-		name := h.Name
-		if path.IsAbs(name) || strings.HasPrefix(path.Clean(name), "../") || path.Clean(name) == ".." || strings.Contains(name, "\\") {
-			return nil, fmt.Errorf("entry %q points outside the archive", name)
-		}
-		name = strings.TrimPrefix(path.Clean(name), "./")
-		switch h.Typeflag {
-		case tar.TypeDir:
-			continue
-		case tar.TypeReg:
-		case tar.TypeSymlink, tar.TypeLink:
-			return nil, fmt.Errorf("entry %q is a link, which an archive repository must not hold", name)
-		default:
-			continue
-		}
-		if h.Size > MaxBlobSize {
-			return nil, fmt.Errorf("entry %q is %d bytes, larger than the limit of %d", name, h.Size, MaxBlobSize)
-		}
-		total += h.Size
-		if total > MaxArchiveSize {
-			return nil, fmt.Errorf("the archive holds more than %d bytes", MaxArchiveSize)
-		}
-		data, err := ocm.ReadLimited(tr, MaxBlobSize, name)
-		if err != nil {
-			return nil, err
-		}
-		files[name] = data
-	}
-	return files, nil
 }
 
 // index is a CTF's artifact-index.json.

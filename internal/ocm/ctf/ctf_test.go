@@ -240,3 +240,40 @@ func TestRealCTFs(t *testing.T) {
 		}
 	}
 }
+
+// Archives are read on demand: an entry too large to keep from the
+// indexing pass is read at its offset (tar) or by decompressing up to it
+// (tgz), and an archive that changes while in use is refused.
+func TestArchiveEntriesOnDemand(t *testing.T) {
+	ctx := context.Background()
+	big := make([]byte, 200<<10)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	v := ctftest.Version{Name: "example.com/a", Version: "1.0.0", Descriptor: []byte(fmt.Sprintf(desc, "example.com/a", "1.0.0", ocm.Digest(big))),
+		Blobs: []ctftest.Blob{{MediaType: "text/plain", Data: big}}}
+	dir := t.TempDir()
+	for _, kind := range []string{"tar", "tgz"} {
+		t.Run(kind, func(t *testing.T) {
+			p := ctftest.WriteArchive(t, filepath.Join(dir, "ctf."+kind), ctftest.Files(t, v))
+			repo, err := ctf.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cv, err := repo.ComponentVersion(ctx, "example.com/a", "1.0.0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := blobOf(t, cv, "data"); string(b.Data) != string(big) {
+				t.Fatalf("blob of %d bytes read as %d", len(big), len(b.Data))
+			}
+			other := v
+			other.Descriptor = []byte(strings.Replace(string(v.Descriptor), "relation: local", "relation: external", 1))
+			ctftest.WriteArchive(t, p, ctftest.Files(t, other, ctftest.Version{Name: "example.com/b", Version: "1.0.0", Descriptor: other.Descriptor}))
+			r, _ := cv.Descriptor.Resource("data", nil)
+			if _, err := cv.Blobs.Blob(ctx, r.Access); err == nil || !strings.Contains(err.Error(), "changed while in use") {
+				t.Fatalf("changed archive: %v", err)
+			}
+		})
+	}
+}
