@@ -38,6 +38,8 @@ func Normalise(raw []byte, algorithm string) ([]byte, error) {
 		if schema != ocm.SchemaV2 {
 			return nil, errors.New("jsonNormalisation/v1 applies to descriptors of schema v2 only")
 		}
+		// OCM applies its legacy identity defaulting for /v1 as for /v2.
+		defaultVersionIntoExtraIdentity(doc)
 		return entryNormalise(v1Prepare(doc))
 	case JSONNormalisationV2, JSONNormalisationV3:
 		internal := internalModel(doc, schema)
@@ -228,7 +230,7 @@ func internalModel(doc map[string]any, schema string) map[string]any {
 }
 
 // defaultVersionIntoExtraIdentity is OCM's legacy defaulting for
-// jsonNormalisation/v2: resources that share name and extra identity get
+// jsonNormalisation/v1 and /v2: resources that share name and extra identity get
 // their version added to the extra identity.
 func defaultVersionIntoExtraIdentity(doc map[string]any) {
 	res := asList(asMap(doc["component"])["resources"])

@@ -1,6 +1,8 @@
 package signing
 
 import (
+	"encoding/json"
+	"os"
 	"testing"
 )
 
@@ -185,5 +187,31 @@ spec:
 	}
 	if _, err := Normalise([]byte(v3), JSONNormalisationV1); err == nil {
 		t.Fatal("v1 normalisation of a v3 descriptor accepted")
+	}
+}
+
+// More of OCM's normalisation tests (testdata/ocm-normalisation-vectors.json):
+// a resource with a none access, component and provider labels, and
+// resources that differ only by version.
+func TestNormalisationMatchesOCMCases(t *testing.T) {
+	data, err := os.ReadFile("testdata/ocm-normalisation-vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vectors struct {
+		Cases []struct{ Name, Algorithm, Descriptor, Want string }
+	}
+	if err := json.Unmarshal(data, &vectors); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range vectors.Cases {
+		got, err := Normalise([]byte(c.Descriptor), c.Algorithm)
+		if err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+			continue
+		}
+		if string(got) != c.Want {
+			t.Errorf("%s:\n got %s\nwant %s", c.Name, got, c.Want)
+		}
 	}
 }
