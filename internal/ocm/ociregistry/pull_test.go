@@ -183,3 +183,24 @@ func TestHelmChartRepositoryCredentialsVersionsAndCache(t *testing.T) {
 		t.Fatalf("wrong credentials: %v", err)
 	}
 }
+
+// A chart pulled again comes from the cache but for its manifest.
+func TestPullUsesTheCache(t *testing.T) {
+	reg := ocitest.Start(t, ocitest.Options{})
+	pushChart(t, reg, "charts/echo:1.0.0", []byte("chart"))
+	cache, err := ocm.NewDiskCache(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testClient(t, nil, Options{Cache: cache}).Pull(context.Background(), reg.Host+"/charts/echo:1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	reg.ResetCounts()
+	b, err := testClient(t, nil, Options{Cache: cache}).Pull(context.Background(), reg.Host+"/charts/echo:1.0.0")
+	if err != nil || string(b.Data) != "chart" {
+		t.Fatalf("%v %v", b, err)
+	}
+	if n := reg.Counts(); n["manifest"] != 1 || n["blob"] != 0 {
+		t.Fatalf("a cached chart took %v requests", n)
+	}
+}
