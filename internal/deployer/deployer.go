@@ -65,6 +65,34 @@ type Request struct {
 	// none. It is not part of the item's spec: the engine hands it down
 	// from the run.
 	Resources ResourceResolver
+	// Adopt, when set, names what a Landscaper deployer installed for the
+	// DeployItem the item was imported from: a deployer that can adopt
+	// takes those objects (or that helm release) over in place instead of
+	// creating them anew. Deployers that cannot adopt ignore it.
+	Adopt *Adoption
+}
+
+// Adoption is what a Landscaper deployer left in the target for one
+// DeployItem, as an imported item must take it over: without downtime,
+// so nothing is re-created.
+type Adoption struct {
+	// DeployItem is the Landscaper DeployItem object's name: the value of
+	// its deployer's managed label on every object it installed.
+	DeployItem string `json:"deployItem"`
+	// Objects are the objects the DeployItem's provider status listed as
+	// managed. Those the item no longer renders are its to delete.
+	Objects []ObjectRef `json:"objects,omitempty"`
+	// Release is the helm release a helm DeployItem installed, or nil.
+	Release *ObjectRef `json:"release,omitempty"`
+}
+
+// ObjectRef names a Kubernetes object (or, for a helm release, only
+// Namespace and Name).
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
 }
 
 // ResourceRef names a resource of a component: either by Key, a key made

@@ -303,6 +303,7 @@ func (j *job) runner(g *dag.Graph, op core.Operation) dag.Runner[itemResult] {
 	type input struct {
 		spec  ItemSpec
 		state []byte
+		adopt *deployer.Adoption
 	}
 	inputs := make([]input, g.Len())
 	return dag.Runner[itemResult]{
@@ -311,11 +312,11 @@ func (j *job) runner(g *dag.Graph, op core.Operation) dag.Runner[itemResult] {
 			name := g.Name(i)
 			is := j.st.Items[name]
 			is.Phase = phase
-			inputs[i] = input{is.Spec, is.State}
+			inputs[i] = input{is.Spec, is.State, is.Adopt}
 			j.emit(Event{Item: name, Phase: phase})
 		},
 		Run: func(ctx context.Context, i int) itemResult {
-			return j.runItem(ctx, g.Name(i), inputs[i].spec, inputs[i].state, op)
+			return j.runItem(ctx, g.Name(i), inputs[i].spec, inputs[i].state, inputs[i].adopt, op)
 		},
 		Finish: func(i int, r itemResult) bool { return j.record(g.Name(i), op, r) },
 	}

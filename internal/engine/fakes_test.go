@@ -100,6 +100,9 @@ type fakeDeployer struct {
 	running     int
 	peak        int
 	started     chan string
+	// adopted lists Request.Adopt.DeployItem of every call ("" for none),
+	// by "op:item".
+	adopted map[string][]string
 }
 
 type fakeConfig struct {
@@ -115,7 +118,7 @@ type fakeConfig struct {
 }
 
 func newFakeDeployer() *fakeDeployer {
-	return &fakeDeployer{attempts: map[string]int{}, reqAttempts: map[string][]int{}, started: make(chan string, 100000)}
+	return &fakeDeployer{attempts: map[string]int{}, reqAttempts: map[string][]int{}, adopted: map[string][]string{}, started: make(chan string, 100000)}
 }
 
 var (
@@ -147,6 +150,11 @@ func (f *fakeDeployer) run(ctx context.Context, req deployer.Request) (deployer.
 	f.calls = append(f.calls, key)
 	f.attempts[key]++
 	f.reqAttempts[key] = append(f.reqAttempts[key], req.Attempt)
+	from := ""
+	if req.Adopt != nil {
+		from = req.Adopt.DeployItem
+	}
+	f.adopted[key] = append(f.adopted[key], from)
 	attempt := f.attempts[key]
 	f.running++
 	f.peak = max(f.peak, f.running)

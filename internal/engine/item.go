@@ -45,6 +45,8 @@ func (j *job) record(name string, op core.Operation, r itemResult) bool {
 	default:
 		is.Phase, is.Export, is.AppliedHash, is.Drift = core.PhaseSucceeded, r.res.Export, is.Spec.Hash(), ""
 		is.AppliedTrigger = j.trigger
+		// What was adopted is the item's own now, recorded in its state.
+		is.Adopt = nil
 	}
 	ev.Phase, ev.Err, ev.Export = is.Phase, is.LastError, is.Export
 	j.emit(ev)
@@ -57,7 +59,7 @@ func (j *job) record(name string, op core.Operation, r itemResult) bool {
 // that asks to be called again later (RequeueAfter) is, without that
 // counting as an error. Errors are stamped with their times as Landscaper
 // updates an item's last error, and the run's first error is kept too.
-func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []byte, op core.Operation) itemResult {
+func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []byte, adopt *deployer.Adoption, op core.Operation) itemResult {
 	clock := j.e.Clock
 	start := clock.Now()
 	var first, last *core.Error
@@ -89,6 +91,7 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 		ComponentDescriptor: spec.ComponentDescriptor, Content: spec.Content,
 		Log:       func(msg string) { j.emit(Event{Item: name, Output: msg}) },
 		Resources: j.res,
+		Adopt:     adopt,
 	}
 	backoff := j.e.Backoff.Initial
 	for attempt := 1; ; attempt++ {

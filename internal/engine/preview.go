@@ -42,12 +42,13 @@ func (e *Engine) Preview(ctx context.Context, name string, ex Execution, prev St
 			continue
 		}
 		var state []byte
+		var adopt *deployer.Adoption
 		if is := prev.Items[item]; is != nil {
-			state = is.State
+			state, adopt = is.State, is.Adopt
 		}
 		req := deployer.Request{
 			Operation: core.OperationReconcile, Execution: name, Item: item, JobID: run.JobID,
-			Config: spec.Config, Target: spec.Target, State: state, Attempt: 1,
+			Config: spec.Config, Target: spec.Target, State: state, Attempt: 1, Adopt: adopt,
 			ComponentDescriptor: spec.ComponentDescriptor, Content: spec.Content, Resources: run.Resources,
 		}
 		e.goWithSlot(&wg, func() {

@@ -133,6 +133,10 @@ type ItemStatus struct {
 	// Spec is the spec the item was last given; deleting an item that has
 	// left the desired state needs it (type, config, order).
 	Spec ItemSpec `json:"spec"`
+	// Adopt is set on an item imported from a Landscaper cluster until it
+	// has once run successfully: its deployer takes over what Landscaper's
+	// deployer installed instead of installing anew (deployer.Request.Adopt).
+	Adopt *deployer.Adoption `json:"adopt,omitempty"`
 }
 
 // triggered reports whether a deployer ever worked on the item. Items that

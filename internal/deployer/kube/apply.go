@@ -35,6 +35,11 @@ type ApplyOptions struct {
 	// policy fallback labelled with another value are left alone.
 	ManagedLabel string
 	Owner        string
+	// AdoptFrom is another value of ManagedLabel whose objects count as
+	// this item's: those of the Landscaper DeployItem an imported item
+	// takes over. Such an object is updated in place whatever its policy
+	// (an immutable one only has its label changed) and labelled Owner.
+	AdoptFrom string
 	// Labels are added to every object.
 	Labels map[string]string
 	// UpdateStrategy applies to objects that exist; empty means update.
@@ -351,11 +356,18 @@ func applyObject(ctx context.Context, cl *target.Cluster, opts ApplyOptions, p *
 		return fail(err, "get")
 	}
 	mr := record(live)
-	if m.Policy == PolicyFallback && live.GetLabels()[opts.ManagedLabel] != opts.Owner {
+	adopted := adopts(opts, live)
+	if m.Policy == PolicyFallback && !adopted && live.GetLabels()[opts.ManagedLabel] != opts.Owner {
 		// Someone else manages it: not ours to update or delete.
 		return applyOutcome{live: live}
 	}
 	if m.Policy == PolicyImmutable {
+		if adopted {
+			// Its content stays as it is; only who owns it changes.
+			if _, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, ownerPatch(opts), metav1.PatchOptions{DryRun: dryRun(opts)}); err != nil {
+				return fail(err, "relabel")
+			}
+		}
 		return applyOutcome{managed: mr, live: live}
 	}
 	body, patch, err := updateFor(opts, live, obj)
@@ -375,6 +387,20 @@ func applyObject(ctx context.Context, cl *target.Cluster, opts ApplyOptions, p *
 		}
 	}
 	return applyOutcome{managed: mr, live: live, written: written, patch: len(m.PatchAfterDeployment) > 0}
+}
+
+// adopts reports whether live is labelled as an object of the DeployItem
+// the item takes over.
+func adopts(opts ApplyOptions, live *unstructured.Unstructured) bool {
+	return opts.AdoptFrom != "" && opts.ManagedLabel != "" && live.GetLabels()[opts.ManagedLabel] == opts.AdoptFrom
+}
+
+// ownerPatch is a JSON merge patch that sets the labels injectLabels sets.
+func ownerPatch(opts ApplyOptions) []byte {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	injectLabels(u, opts)
+	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": u.GetLabels()}})
+	return b
 }
 
 func dryRun(opts ApplyOptions) []string {

@@ -21,6 +21,9 @@ type DeleteOptions struct {
 	// for another owner is not deleted.
 	ManagedLabel string
 	Owner        string
+	// AdoptFrom: see ApplyOptions. A fallback object labelled with it is
+	// deleted as this item's own.
+	AdoptFrom string
 	// Groups orders the deletion; empty means Landscaper's default:
 	// namespaced objects, then cluster-scoped ones, then CRDs.
 	Groups []DeletionGroupDefinition
@@ -115,7 +118,7 @@ func deletable(ctx context.Context, cl *target.Cluster, opts DeleteOptions, mr M
 	if err != nil {
 		return false, Classify(err, ReasonDelete, "unable to get "+refString(ref))
 	}
-	if mr.Policy == PolicyFallback && live.GetLabels()[opts.ManagedLabel] != opts.Owner {
+	if l := live.GetLabels()[opts.ManagedLabel]; mr.Policy == PolicyFallback && l != opts.Owner && (opts.AdoptFrom == "" || l != opts.AdoptFrom) {
 		return false, nil
 	}
 	if live.GetDeletionTimestamp() != nil || (len(mr.AnnotateBeforeDelete) == 0 && len(mr.PatchBeforeDelete) == 0) {

@@ -7,11 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"regexp"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
@@ -35,13 +38,15 @@ type Spec struct {
 	// ManagedLabel and Owner: see ApplyOptions. Owner is required.
 	ManagedLabel string
 	Owner        string
+	// AdoptFrom: see ApplyOptions.
+	AdoptFrom string `json:",omitempty"`
 	// Labels are added to every object.
 	Labels map[string]string
 }
 
 func (s *Spec) applyOptions() ApplyOptions {
 	return ApplyOptions{
-		ManagedLabel: s.ManagedLabel, Owner: s.Owner, Labels: s.Labels,
+		ManagedLabel: s.ManagedLabel, Owner: s.Owner, AdoptFrom: s.AdoptFrom, Labels: s.Labels,
 		UpdateStrategy: s.UpdateStrategy, DefaultNamespace: s.DefaultNamespace,
 		DeletionGroupsDuringUpdate: s.DeletionGroupsDuringUpdate,
 	}
@@ -172,7 +177,7 @@ func Reconcile(ctx context.Context, cl *target.Cluster, spec *Spec, job string, 
 		// Deleting orphans takes time; what was written may change meanwhile.
 		fresh = nil
 		rem, err := DeleteManaged(ctx, cl, DeleteOptions{ManagedLabel: spec.ManagedLabel, Owner: spec.Owner,
-			Groups: spec.DeletionGroupsDuringUpdate}, p.Orphans)
+			AdoptFrom: spec.AdoptFrom, Groups: spec.DeletionGroupsDuringUpdate}, p.Orphans)
 		st.Managed = without(st.Managed, p.Orphans, rem)
 		p.Orphans = rem
 		if err != nil {
@@ -272,7 +277,7 @@ func Delete(ctx context.Context, cl *target.Cluster, spec *Spec, st State) (Outc
 		return Outcome{State: st}, nil
 	}
 	rem, err := DeleteManaged(ctx, cl, DeleteOptions{ManagedLabel: spec.ManagedLabel, Owner: spec.Owner,
-		Groups: spec.DeletionGroups}, st.Managed)
+		AdoptFrom: spec.AdoptFrom, Groups: spec.DeletionGroups}, st.Managed)
 	st.Managed = rem
 	if err != nil {
 		return Outcome{State: st}, err
@@ -281,6 +286,23 @@ func Delete(ctx context.Context, cl *target.Cluster, spec *Spec, st State) (Outc
 		return Outcome{State: st, RequeueAfter: time.Second, Waiting: refString(rem[0].Resource) + " to be deleted"}, nil
 	}
 	return Outcome{State: st}, nil
+}
+
+// Adopted returns st seeded, on an imported item's first run, with the
+// objects the Landscaper DeployItem it takes over recorded as managed, so
+// that those the item no longer renders are deleted as orphans instead of
+// being forgotten. The records have policy fallback: an object is deleted
+// only while it carries the DeployItem's label or the item's own.
+func Adopted(st State, a *deployer.Adoption) State {
+	if a == nil || len(st.Managed) > 0 {
+		return st
+	}
+	for _, o := range a.Objects {
+		st.Managed = append(st.Managed, ManagedResourceStatus{Policy: PolicyFallback, Resource: corev1.ObjectReference{
+			APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
+		}})
+	}
+	return st
 }
 
 var labelValue = regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)

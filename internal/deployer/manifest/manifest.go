@@ -198,6 +198,9 @@ func (d *Deployer) prepare(req deployer.Request) (*kube.Spec, *target.Cluster, k
 	if err != nil {
 		return nil, nil, st, core.Terminal(kube.ReasonTarget, fmt.Sprintf("target %q: %v", req.Target.Name, err), core.CodeConfigurationProblem)
 	}
+	if req.Adopt != nil {
+		st = kube.Adopted(st, req.Adopt)
+	}
 	spec := &kube.Spec{
 		Manifests:                  cfg.Manifests,
 		UpdateStrategy:             cfg.UpdateStrategy,
@@ -207,6 +210,11 @@ func (d *Deployer) prepare(req deployer.Request) (*kube.Spec, *target.Cluster, k
 		DeletionGroupsDuringUpdate: cfg.DeletionGroupsDuringUpdate,
 		ManagedLabel:               kube.ManifestManagedLabel,
 		Owner:                      kube.OwnerFor(req.Execution, req.Item),
+	}
+	if req.Adopt != nil {
+		// Landscaper's manifest deployer labels with the same key, its
+		// value being the DeployItem's name.
+		spec.AdoptFrom = req.Adopt.DeployItem
 	}
 	return spec, cl, st, nil
 }
