@@ -46,7 +46,9 @@ func (c *Client) Blob(ctx context.Context, access map[string]any) (*ocm.Blob, er
 		if a.ImageReference == "" {
 			return nil, fmt.Errorf("%s access: imageReference is required", ocm.AccessType(access))
 		}
-		return c.artifact(ctx, a.ImageReference)
+		// The same rules as for a chart's reference: oci:// and http://
+		// are understood.
+		return c.Pull(ctx, a.ImageReference)
 	case ocm.AccessHelm:
 		var a struct {
 			HelmRepository string `json:"helmRepository"`

@@ -38,11 +38,16 @@ func TestPullFromTLSLoopbackRegistry(t *testing.T) {
 			t.Fatalf("%s: got %q, manifest %s (want %s)", ref, b.Data, b.ArtifactDigest, digest)
 		}
 	}
+	// An ociArtifact access reads the same way.
+	b, err := c.Blob(context.Background(), map[string]any{"type": "ociArtifact", "imageReference": "oci://" + reg.Host + "/charts/echo:1.0.0+build.1"})
+	if err != nil || b.ArtifactDigest != digest {
+		t.Fatalf("ociArtifact: %v %v", b, err)
+	}
 	if c.tr.learned[reg.Host] {
 		t.Fatal("a TLS registry was taken for a plain HTTP one")
 	}
 	// Without credentials: refused, terminal, naming what was tried.
-	_, err := testClient(t, ca, Options{}).Pull(context.Background(), reg.Host+"/charts/echo:1.0.0_build.1")
+	_, err = testClient(t, ca, Options{}).Pull(context.Background(), reg.Host+"/charts/echo:1.0.0_build.1")
 	if KindOf(err) != KindRefused || !IsTerminal(err) || !strings.Contains(err.Error(), "anonymous") || !strings.Contains(err.Error(), reg.Host+"/charts/echo") {
 		t.Fatalf("anonymous: %v", err)
 	}
