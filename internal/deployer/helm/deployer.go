@@ -220,7 +220,17 @@ func spec(req deployer.Request, c *Config, manifests []kube.Manifest) *kube.Spec
 		DefaultNamespace:           c.Namespace,
 		ManagedLabel:               ManagedDeployItemLabel,
 		Owner:                      kube.OwnerFor(req.Execution, req.Item),
+		// Landscaper's helm deployer labels rendered objects with the
+		// same key, its value being the DeployItem's name.
+		AdoptFrom: adoptFrom(req),
 	}
+}
+
+func adoptFrom(req deployer.Request) string {
+	if req.Adopt == nil {
+		return ""
+	}
+	return req.Adopt.DeployItem
 }
 
 // Reconcile installs or upgrades the release (or applies the rendered
@@ -355,6 +365,11 @@ func (d *Deployer) install(ctx context.Context, req deployer.Request, c *Config,
 	if err != nil {
 		return prev, kubeError("HelmClient", err)
 	}
+	if req.Adopt != nil && prev.Revision == 0 {
+		if err := checkAdoptable(ac, c, req.Adopt); err != nil {
+			return prev, err
+		}
+	}
 	rel, err := d.installOrUpgrade(ctx, ac, c, l.chart, l.values)
 	if err != nil {
 		return prev, err
@@ -402,10 +417,7 @@ func (d *Deployer) reconcileManifests(ctx context.Context, req deployer.Request,
 			return res, err
 		}
 	}
-	var ks kube.State
-	if st.Kube != nil {
-		ks = *st.Kube
-	}
+	ks := adoptedState(st, req.Adopt)
 	out, err := kube.Reconcile(ctx, cl, spec(req, c, r.manifests), req.JobID, ks)
 	st = state{Hash: runHash(req), Name: c.Name, Namespace: c.Namespace, Kube: &out.State, ValueExports: r.valueExports}
 	res.State, res.ProviderStatus, res.RequeueAfter = st.bytes(), st.providerStatus(), out.RequeueAfter
@@ -448,11 +460,7 @@ func (d *Deployer) Preview(ctx context.Context, req deployer.Request) ([]deploye
 		if err != nil {
 			return nil, err
 		}
-		var ks kube.State
-		if st.Kube != nil {
-			ks = *st.Kube
-		}
-		changes, err := kube.Preview(ctx, cl, spec(req, c, r.manifests), ks)
+		changes, err := kube.Preview(ctx, cl, spec(req, c, r.manifests), adoptedState(st, req.Adopt))
 		return kube.ObjectChanges(changes), err
 	}
 	l, err := d.load(ctx, req, c)
@@ -504,6 +512,12 @@ func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.R
 	if st.Name != "" {
 		helmMode = st.HelmDeployment
 		c.Name, c.Namespace = st.Name, st.Namespace
+	}
+	if !helmMode && st.Kube == nil && req.Adopt != nil {
+		// Destroyed before its first run after the import: what the
+		// DeployItem applied is the item's to delete.
+		ks := adoptedState(st, req.Adopt)
+		st.Kube = &ks
 	}
 	if !helmMode && len(st.managed()) == 0 {
 		return res, nil
