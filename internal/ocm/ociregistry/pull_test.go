@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ocitest"
 )
@@ -207,5 +209,41 @@ func TestPullUsesTheCache(t *testing.T) {
 	}
 	if n := reg.Counts(); n["manifest"] != 1 || n["blob"] != 0 {
 		t.Fatalf("a cached chart took %v requests", n)
+	}
+}
+
+// Without a transport of its own the client trusts the system's roots
+// plus SSL_CERT_FILE and SSL_CERT_DIR as they are when it is made (Go
+// reads them once per process, before the test could set them).
+func TestRootsFromSSLCertFileAndDir(t *testing.T) {
+	for _, env := range []string{"SSL_CERT_FILE", "SSL_CERT_DIR"} {
+		t.Run(env, func(t *testing.T) {
+			ca, _ := ocitest.NewCA()
+			reg := ocitest.Start(t, ocitest.Options{CA: ca})
+			pushChart(t, reg, "charts/echo:1.0.0", []byte("chart"))
+			dir := t.TempDir()
+			file, err := ca.WriteFile(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			newClient := func() *Client {
+				c, err := New(Options{Keychain: authn.NewMultiKeychain()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			if _, err := newClient().Pull(context.Background(), reg.Host+"/charts/echo:1.0.0"); KindOf(err) != KindTLS {
+				t.Fatalf("before %s: want a TLS error, got %v", env, err)
+			}
+			if env == "SSL_CERT_FILE" {
+				t.Setenv(env, file)
+			} else {
+				t.Setenv(env, dir)
+			}
+			if b, err := newClient().Pull(context.Background(), reg.Host+"/charts/echo:1.0.0"); err != nil || string(b.Data) != "chart" {
+				t.Fatalf("with %s: %v", env, err)
+			}
+		})
 	}
 }
