@@ -315,3 +315,20 @@ spec:
 		}
 	}
 }
+
+// CheckReference reads the referenced descriptor as the provider does: a
+// folded key in it is an error naming the key, not a digest computed
+// over other content than the provider uses.
+func TestCheckReferenceIsStrict(t *testing.T) {
+	v, _ := signing.NewVerifier("acme", signtest.PublicKeyPEM(key(t)), "")
+	d, _ := signtest.ReferenceDigest(descriptor(), signing.JSONNormalisationV3)
+	ref := ocm.Reference{Name: "app", Digest: &ocm.DigestSpec{HashAlgorithm: "SHA-256", NormalisationAlgorithm: signing.JSONNormalisationV3, Value: fmt.Sprint(d["value"])}}
+	referenced := version(t, descriptor())
+	if err := v.CheckReference(ref, referenced); err != nil {
+		t.Fatal(err)
+	}
+	referenced.Raw = addKey(t, descriptor(), []string{"component"}, "reſources", []any{})
+	if err := v.CheckReference(ref, referenced); err == nil || !strings.Contains(err.Error(), `key "reſources" in component differs`) {
+		t.Fatalf("folded key in a referenced descriptor: %v", err)
+	}
+}
