@@ -32,6 +32,14 @@ type Target struct {
 	// them stay what they were before they existed.
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// Ref, when set, names a target the provider defines: Config is then
+	// empty wherever the target is kept (the tree, hashes, stored
+	// status), and the engine resolves it only for the deployer's call,
+	// so credentials never reach stored state. Location says where such a
+	// target points (a cluster's server, not a credential): a new
+	// credential for the same place changes nothing, another place does.
+	Ref      string `json:"ref,omitempty"`
+	Location string `json:"location,omitempty"`
 }
 
 // Request carries everything a deployer may know about one run of one item.
@@ -195,7 +203,16 @@ type Registry struct {
 	mu      sync.RWMutex
 	byType  map[string]Deployer
 	targets map[string]TargetCheck
+	// canonical maps every registered name to the first name its
+	// deployer was registered under (Landscaper's full type name).
+	canonical map[string]string
+	locators  map[string]TargetLocator
 }
+
+// TargetLocator tells where a target of one type points, from its config
+// (normalised to JSON): a cluster's server URL, say. Its result is kept
+// in state, so it must never hold a credential.
+type TargetLocator func(config json.RawMessage) string
 
 // TargetCheck validates a target's config (normalised to JSON) at plan
 // time. Its error must not quote the config: configs hold credentials.
@@ -203,7 +220,37 @@ type TargetCheck func(config json.RawMessage) error
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{byType: map[string]Deployer{}, targets: map[string]TargetCheck{}}
+	return &Registry{byType: map[string]Deployer{}, targets: map[string]TargetCheck{},
+		canonical: map[string]string{}, locators: map[string]TargetLocator{}}
+}
+
+// RegisterTargetLocator says how to tell where a target of type typ
+// points (see Target.Location).
+func (r *Registry) RegisterTargetLocator(typ string, loc TargetLocator) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.locators[typ] = loc
+}
+
+// TargetLocation is where a target of type typ with config points; ""
+// for types without a locator.
+func (r *Registry) TargetLocation(typ string, config json.RawMessage) string {
+	r.mu.RLock()
+	loc := r.locators[typ]
+	r.mu.RUnlock()
+	if loc == nil {
+		return ""
+	}
+	return loc(config)
+}
+
+// Canonical returns the name a deployer type was first registered under
+// (its full type name) for any of its names; ok is false for unknown types.
+func (r *Registry) Canonical(typ string) (string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	c, ok := r.canonical[typ]
+	return c, ok
 }
 
 // RegisterTargetType makes a target type known.
@@ -234,6 +281,7 @@ func (r *Registry) Register(d Deployer, names ...string) {
 	defer r.mu.Unlock()
 	for _, n := range names {
 		r.byType[n] = d
+		r.canonical[n] = names[0]
 	}
 }
 

@@ -60,6 +60,54 @@ type Engine struct {
 	// HealthCommand runs a rollout's health command; nil means
 	// rollout.RunCommand. Tests replace it.
 	HealthCommand func(ctx context.Context, command, env []string, limit time.Duration) error
+	// Targets resolves targets that name one the provider defines
+	// (deployer.Target.Ref): their configs are kept nowhere else, and
+	// are handed to a deployer for its call only. Nil resolves none.
+	Targets func(ref string) (*deployer.Target, bool)
+	// Allowed, when set, says whether items of a deployer type may run;
+	// a job with an item it refuses fails before anything runs.
+	Allowed func(typ string) error
+}
+
+// refused is the error of the first item in run whose type Allowed
+// refuses, or nil.
+func (e *Engine) refused(ex Execution, run []string) *core.Error {
+	if e.Allowed == nil {
+		return nil
+	}
+	for _, n := range slices.Sorted(slices.Values(run)) {
+		if err := e.Allowed(ex.Items[n].Type); err != nil {
+			return core.Terminal("DeployerNotAllowed", fmt.Sprintf("deploy item %q: %v", n, err), core.CodeConfigurationProblem)
+		}
+	}
+	return nil
+}
+
+// TargetError says that a deploy item's target names a provider target
+// that is not defined.
+type TargetError struct{ Ref string }
+
+func (e *TargetError) Error() string {
+	return fmt.Sprintf("the provider defines no target %q: define it in the provider's targets again "+
+		"(its config is kept nowhere else)", e.Ref)
+}
+
+// target is t as a deployer gets it: a provider's target with its config.
+func (e *Engine) target(t *deployer.Target) (*deployer.Target, error) {
+	if t == nil || t.Ref == "" {
+		return t, nil
+	}
+	var r *deployer.Target
+	ok := false
+	if e.Targets != nil {
+		r, ok = e.Targets(t.Ref)
+	}
+	if !ok || r == nil {
+		return nil, &TargetError{Ref: t.Ref}
+	}
+	c := *t
+	c.Config = r.Config
+	return &c, nil
 }
 
 // New returns an engine with the real clock and default backoff.
@@ -209,6 +257,12 @@ func (e *Engine) Reconcile(ctx context.Context, ex Execution, prev Status, run R
 	plan := PlanJob(ex, prev)
 
 	j.setPhase(core.PhaseInit)
+	if err := e.refused(ex, plan.Run); err != nil {
+		// Nothing runs, not even the deletion of orphans: the provider
+		// refuses the execution as a whole, as its plan did.
+		j.fail(core.PhaseFailed, err)
+		return st
+	}
 	for _, name := range plan.Drop {
 		delete(st.Items, name)
 	}

@@ -79,6 +79,10 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 		return result(deployer.Result{State: state}, core.Terminal("UnknownType",
 			fmt.Sprintf("no deployer for type %q", spec.Type), core.CodeConfigurationProblem))
 	}
+	tgt, err := j.e.target(spec.Target)
+	if err != nil {
+		return result(deployer.Result{State: state}, core.Terminal("TargetNotDefined", err.Error(), core.CodeConfigurationProblem))
+	}
 	ictx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if spec.Timeout > 0 {
@@ -87,7 +91,7 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 	}
 	req := deployer.Request{
 		Operation: op, Execution: j.exec, Item: name, JobID: j.id,
-		Config: spec.Config, Target: spec.Target, State: state,
+		Config: spec.Config, Target: tgt, State: state,
 		ComponentDescriptor: spec.ComponentDescriptor, Content: spec.Content,
 		Log:       func(msg string) { j.emit(Event{Item: name, Output: msg}) },
 		Resources: j.res,

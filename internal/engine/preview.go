@@ -46,9 +46,16 @@ func (e *Engine) Preview(ctx context.Context, name string, ex Execution, prev St
 		if is := prev.Items[item]; is != nil {
 			state, adopt = is.State, is.Adopt
 		}
+		tgt, err := e.target(spec.Target)
+		if err != nil {
+			mu.Lock()
+			out[item] = Preview{Err: err}
+			mu.Unlock()
+			continue
+		}
 		req := deployer.Request{
 			Operation: core.OperationReconcile, Execution: name, Item: item, JobID: run.JobID,
-			Config: spec.Config, Target: spec.Target, State: state, Attempt: 1, Adopt: adopt,
+			Config: spec.Config, Target: tgt, State: state, Attempt: 1, Adopt: adopt,
 			ComponentDescriptor: spec.ComponentDescriptor, Content: spec.Content, Resources: run.Resources,
 		}
 		e.goWithSlot(&wg, func() {

@@ -29,9 +29,15 @@ func (e *Engine) Refresh(ctx context.Context, name string, prev Status) (st Stat
 		if !ok || !canCheck || is.Phase != core.PhaseSucceeded || is.Drift != "" {
 			continue
 		}
+		tgt, err := e.target(is.Spec.Target)
+		if err != nil {
+			// Without its target nothing can be checked; the plan says
+			// which provider target is missing.
+			continue
+		}
 		req := deployer.Request{
 			Operation: core.OperationReconcile, Execution: name, Item: item, JobID: is.JobIDFinished,
-			Config: is.Spec.Config, Target: is.Spec.Target, State: is.State,
+			Config: is.Spec.Config, Target: tgt, State: is.State,
 		}
 		last := deployer.Result{ProviderStatus: is.ProviderStatus, Export: is.Export, State: is.State}
 		e.goWithSlot(&wg, func() {

@@ -416,8 +416,12 @@ func (e *Engine) Health(ctx context.Context, exec, item, jobID string, is *ItemS
 	if !can {
 		return h, false, nil
 	}
+	tgt, err := e.target(is.Spec.Target)
+	if err != nil {
+		return h, true, err
+	}
 	h, err = hc.Health(ctx, deployer.Request{Operation: core.OperationReconcile, Execution: exec, Item: item, JobID: jobID,
-		Config: is.Spec.Config, Target: is.Spec.Target, State: is.State})
+		Config: is.Spec.Config, Target: tgt, State: is.State})
 	return h, true, err
 }
 

@@ -48,7 +48,8 @@ type ItemSpec struct {
 	Content             fs.FS           `json:"-"`
 }
 
-// Hash identifies what the item does. Type, config and target count:
+// Hash identifies what the item does. Type, config and target (for a
+// provider's target, where it points) count:
 // changing a timeout or an edge of the graph does not change what the
 // deployer would install, so it must not re-run the item. An item without
 // a target hashes as it did before targets existed.
@@ -61,7 +62,14 @@ func (s ItemSpec) Hash() string {
 		h.Write([]byte{0})
 		h.Write([]byte(t.Type))
 		h.Write([]byte{0})
-		h.Write(canonical(t.Config))
+		if t.Ref != "" {
+			// A provider's target counts by where it points: a rotated
+			// credential is no reason to run the item again.
+			h.Write([]byte{2})
+			h.Write([]byte(t.Location))
+		} else {
+			h.Write(canonical(t.Config))
+		}
 	}
 	if len(s.ComponentDescriptor) > 0 {
 		h.Write([]byte{1})

@@ -139,8 +139,10 @@ func (b *blueprints) validate(_ context.Context, config tftypes.Value) problems 
 func (b *blueprints) read(ctx context.Context, config tftypes.Value) (tftypes.Value, problems) {
 	f := fields(config)
 	src, srcKnown := sourceOf(f)
-	imp, impKnown := importsOf(f)
-	var ps problems
+	imp, impKnown, ps := importsOf(f, b.x.targets())
+	if ps.errors() {
+		return config, ps
+	}
 	if !srcKnown || !impKnown {
 		ps.add(nil, "Blueprint not known", "blueprint, component or imports still hold unknown values.")
 		return config, ps

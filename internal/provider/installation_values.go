@@ -174,6 +174,11 @@ func renderedItems(t tftypes.Type, specs map[string]engine.ItemSpec, sec *secret
 			// Recorded before TargetRef existed.
 			target = stringValue(spec.Target.Name)
 		}
+		if t := spec.Target; t != nil && t.Ref != "" {
+			// A reviewer sees which provider target, and which cluster,
+			// an item acts on; a credential is not part of either.
+			target = stringValue(providerTargetLabel(str(target), t))
+		}
 		cfg := spec.Config
 		var buf bytes.Buffer
 		if json.Compact(&buf, cfg) == nil {

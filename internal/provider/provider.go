@@ -47,9 +47,13 @@ type Provider struct {
 	components atomic.Pointer[components]
 	// planClusterChanges is the provider's plan_cluster_changes.
 	planClusterChanges atomic.Bool
-	executions         *executions
-	installations      *installations
-	blueprints         *blueprints
+	// targets and allowed are the provider's targets and
+	// allowed_deployers, set by Configure.
+	targets       atomic.Pointer[providerTargets]
+	allowed       atomic.Pointer[allowedDeployers]
+	executions    *executions
+	installations *installations
+	blueprints    *blueprints
 }
 
 // New returns a constructor of the provider for a plain framework server.
@@ -66,12 +70,16 @@ func newProvider(version string) *Provider {
 		deployers:      p.deployers,
 		engine:         p.engine.Load,
 		clusterChanges: p.planClusterChanges.Load,
+		targets:        p.targets.Load,
+		allowed:        p.allowed.Load,
 	}
 	p.installations = &installations{
 		t:              objectType(&installationResource{}),
 		deployers:      p.deployers,
 		engine:         p.engine.Load,
 		clusterChanges: p.planClusterChanges.Load,
+		targets:        p.targets.Load,
+		allowed:        p.allowed.Load,
 	}
 	p.blueprints = &blueprints{t: dataSourceObjectType(&blueprintDataSource{}), x: p.installations}
 	p.installations.load = func(ctx context.Context, src render.Source) (installation.Blueprint, error) {
@@ -136,6 +144,7 @@ func deployers(chartRegistry func() *ociregistry.Client) *deployer.Registry {
 	reg.Register(helm.New(helm.Options{WorkingDir: wd, Registry: chartRegistry}), helm.Type, helm.Alias)
 	reg.Register(manifest.New(), manifest.Type, manifest.Alias)
 	reg.RegisterTargetType(target.KubernetesClusterType, target.CheckKubernetesCluster)
+	reg.RegisterTargetLocator(target.KubernetesClusterType, target.KubernetesClusterLocation)
 	return reg
 }
 
@@ -143,6 +152,10 @@ type providerModel struct {
 	MaxParallelism      types.Int64  `tfsdk:"max_parallelism"`
 	PlanClusterChanges  types.Bool   `tfsdk:"plan_cluster_changes"`
 	KubernetesRateLimit types.Object `tfsdk:"kubernetes_rate_limit"`
+	// Targets and AllowedDeployers are read from the raw configuration
+	// (see Configure); the fields only give the framework a place.
+	Targets          types.Map  `tfsdk:"targets"`
+	AllowedDeployers types.List `tfsdk:"allowed_deployers"`
 	componentsModel
 }
 
@@ -165,6 +178,8 @@ func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *pro
 				Validators: []validator.Int64{int64validator.AtLeast(1)},
 			}
 			attrs[attrKubernetesRateLimit] = kubernetesRateLimitAttribute()
+			attrs[attrTargets] = providerTargetsAttribute()
+			attrs[attrAllowedDeployers] = allowedDeployersAttribute()
 			attrs[attrPlanClusterChanges] = schema.BoolAttribute{Optional: true,
 				MarkdownDescription: planClusterChangesDescription + " Defaults to `false`; a resource's own " +
 					"`plan_cluster_changes` overrides it."}
@@ -183,6 +198,11 @@ func (p *Provider) ValidateConfig(ctx context.Context, req provider.ValidateConf
 	}
 	_, diags := cfg.decode(ctx)
 	resp.Diagnostics.Append(diags...)
+	raw := fields(req.Config.Raw)
+	_, diags = decodeProviderTargets(raw[attrTargets], p.deployers)
+	resp.Diagnostics.Append(diags...)
+	_, diags = decodeAllowedDeployers(raw[attrAllowedDeployers], p.deployers)
+	resp.Diagnostics.Append(diags...)
 }
 
 func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -199,7 +219,22 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	// log, at DEBUG, from now on.
 	target.SetLogger(newTFLogLogger(ctx))
 	target.SetRateLimit(kubernetesRateLimit(ctx, cfg.KubernetesRateLimit))
-	p.engine.Store(engine.New(p.deployers, limit))
+	raw := fields(req.Config.Raw)
+	pt, diags := decodeProviderTargets(raw[attrTargets], p.deployers)
+	resp.Diagnostics.Append(diags...)
+	allowed, adiags := decodeAllowedDeployers(raw[attrAllowedDeployers], p.deployers)
+	resp.Diagnostics.Append(adiags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	p.targets.Store(pt)
+	p.allowed.Store(allowed)
+	e := engine.New(p.deployers, limit)
+	e.Targets = pt.lookup
+	if allowed != nil {
+		e.Allowed = allowed.check
+	}
+	p.engine.Store(e)
 	p.planClusterChanges.Store(cfg.PlanClusterChanges.ValueBool())
 	cc, diags := cfg.decode(ctx)
 	resp.Diagnostics.Append(diags...)

@@ -29,8 +29,9 @@ const executionType = "landscaper_execution"
 // (TestSchemaTypesAreVersioned holds it to that). Version 1 added targets;
 // version 2 rollout, rollout_plan, deploy_items[*].rollout_group,
 // status.rollout, plan_cluster_changes and cluster_changes (state of
-// version 1 reads them as null).
-const executionSchemaVersion = 2
+// version 1 reads them as null); version 3 targets[*].name, naming a
+// provider target (earlier state reads it as null: an inline target).
+const executionSchemaVersion = 3
 
 // defaultOperationTimeout bounds a whole apply or destroy of one resource
 // unless `timeouts` says otherwise. Items have their own, shorter default.
@@ -156,6 +157,10 @@ type executions struct {
 	engine func() *engine.Engine
 	// clusterChanges is the provider's plan_cluster_changes.
 	clusterChanges func() bool
+	// targets and allowed are the provider's targets and
+	// allowed_deployers; nil before the provider is configured.
+	targets func() *providerTargets
+	allowed func() *allowedDeployers
 }
 
 var _ protocolResource = (*executions)(nil)
@@ -175,15 +180,14 @@ type desired struct {
 
 // desiredOf reads name, targets and deploy_items of a resource value.
 // known is false while the name or the set of items is unknown.
-func desiredOf(v tftypes.Value) (desired, bool, problems) {
+func desiredOf(v tftypes.Value, pt *providerTargets) (desired, bool, problems) {
 	f := fields(v)
 	items := f[attrDeployItems]
 	if !f["name"].IsKnown() || !items.IsKnown() {
 		return desired{}, false, nil
 	}
-	var ps problems
 	its := fields(items)
-	tgts, tgtsKnown := targetsOf(f[attrTargets])
+	tgts, tgtsKnown, ps := targetsOf(f[attrTargets], pt, attrPath(attrTargets))
 	d := desired{
 		exec: engine.Execution{Name: str(f["name"]), Items: make(map[string]engine.ItemSpec, len(its)),
 			ReconcileTrigger: str(f[attrReconcileTrigger])},
@@ -207,6 +211,40 @@ func desiredOf(v tftypes.Value) (desired, bool, problems) {
 	}
 	ps = append(ps, rolloutOf(f, &d.exec)...)
 	return d, true, ps
+}
+
+// refused reports every item whose type the provider's allowed_deployers
+// does not list, on its type's path.
+func (x *executions) refused(want desired) problems {
+	var ps problems
+	a := x.allowed()
+	for _, n := range slices.Sorted(maps.Keys(want.exec.Items)) {
+		if typ := want.exec.Items[n].Type; typ != "" {
+			if err := a.check(typ); err != nil {
+				ps.add(itemPath(n, "type"), "Deployer not allowed", fmt.Sprintf("deploy item %q: %v; nothing runs.", n, err))
+			}
+		}
+	}
+	return ps
+}
+
+// executionTargets are the targets of an execution's stored items (and
+// of the specs its rollouts keep to revert to), by item, under prefix.
+func executionTargets(st engine.Status, prefix string) map[string]*deployer.Target {
+	out := map[string]*deployer.Target{}
+	for n, is := range st.Items {
+		if is != nil && is.Spec.Target != nil {
+			out[prefix+n] = is.Spec.Target
+		}
+	}
+	for _, r := range st.Rollouts {
+		for n, spec := range r.Previous {
+			if spec.Target != nil && out[prefix+n] == nil {
+				out[prefix+n] = spec.Target
+			}
+		}
+	}
+	return out
 }
 
 // specOf converts one known deploy item; problems carry its field's path.
@@ -258,7 +296,8 @@ func (x *executions) validate(_ context.Context, config tftypes.Value) problems 
 	}
 	ps = append(ps, validateTimeouts(f["timeouts"])...)
 	ps = append(ps, validateRollout(f)...)
-	tgts, tgtsKnown := targetsOf(f[attrTargets])
+	tgts, tgtsKnown, tps := targetsOf(f[attrTargets], x.targets(), attrPath(attrTargets))
+	ps = append(ps, tps...)
 	ps = append(ps, validateTargets(f[attrTargets], x.deployers, tftypes.NewAttributePath().WithAttributeName(attrTargets))...)
 	ex := engine.Execution{Items: map[string]engine.ItemSpec{}}
 	graphKnown := true
@@ -310,7 +349,13 @@ func (x *executions) settled(_ context.Context, _ *tfprotov6.DynamicValue, priva
 // have unknown status and export; the rest stays known.
 func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, priorPrivate []byte) (tftypes.Value, []*tftypes.AttributePath, problems) {
 	if proposed.IsNull() {
-		return proposed, nil, nil // destroy
+		// A destroy: the provider's targets the items used must still be
+		// there, as the state keeps no config for them.
+		saved, err := decodeExecutionPrivate(priorPrivate)
+		if err != nil {
+			return proposed, nil, nil
+		}
+		return proposed, nil, x.targets().missingForDestroy(executionTargets(saved.Status, ""), "destroying")
 	}
 	var ps problems
 	f := fields(proposed)
@@ -323,8 +368,9 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 	cct := x.vt.resource.AttributeTypes[attrClusterChanges]
 	f[attrClusterChanges] = tftypes.NewValue(cct, tftypes.UnknownValue)
 	planned := tftypes.NewValue(x.vt.resource, f)
-	want, known, p := desiredOf(planned)
+	want, known, p := desiredOf(planned, x.targets())
 	ps = append(ps, p...)
+	ps = append(ps, x.refused(want)...)
 	if !known || ps.errors() {
 		f[attrRolloutPlan] = tftypes.NewValue(x.vt.rolloutPlan(), tftypes.UnknownValue)
 		return x.vt.withComputedUnknown(f), replace, ps
@@ -393,7 +439,8 @@ func (x *executions) apply(ctx context.Context, prior, planned tftypes.Value, pr
 
 func (x *executions) applyItems(r *jobRun[storedExecution]) (tftypes.Value, []byte, problems) {
 	ctx, f, saved := r.ctx, r.f, r.saved
-	want, known, ps := desiredOf(tftypes.NewValue(x.vt.resource, f))
+	want, known, ps := desiredOf(tftypes.NewValue(x.vt.resource, f), x.targets())
+	ps = append(ps, x.refused(want)...)
 	if !known || len(want.pending) > 0 {
 		ps.add(nil, "Deploy items not known", "deploy_items still holds unknown values at apply time.")
 	}
@@ -407,6 +454,7 @@ func (x *executions) applyItems(r *jobRun[storedExecution]) (tftypes.Value, []by
 	}
 	sensitive := saved.sensitiveNames(want.sensitive)
 	logs := newJobLogger(ctx, sensitive, saved.Status)
+	logs.addProviderTargets(x.targets())
 	st := logs.redact(e.Apply(ctx, want.exec, saved.Status, engine.Run{Observe: logs.observe}))
 	if st.JobID != saved.Status.JobID {
 		ps = append(ps, itemProblems(st)...)
@@ -434,6 +482,7 @@ func (x *executions) destroy(r *jobRun[storedExecution]) (tftypes.Value, []byte,
 	}
 	sensitive = saved.sensitiveNames(sensitive)
 	logs := newJobLogger(ctx, sensitive, saved.Status)
+	logs.addProviderTargets(x.targets())
 	st := logs.redact(e.Destroy(ctx, str(f["name"]), saved.Status, engine.Run{Observe: logs.observe}))
 	if len(st.Items) == 0 && st.LastError == nil {
 		return tftypes.NewValue(x.vt.resource, nil), nil, nil

@@ -128,15 +128,17 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			},
 			attrTargets: installationTargetsAttribute(),
 			"target_lists": schema.MapAttribute{
-				MarkdownDescription: "Target list imports by import name; each target as in `targets` (`type`, `config`, " +
-					"optionally `name`, `labels`, `annotations`). Sensitive, like `targets`.",
+				MarkdownDescription: "Target list imports by import name; each target as in `targets`: inline (`type`, " +
+					"`config`, optionally `name`, `labels`, `annotations`) or `{ name = \"...\" }` naming a target of " +
+					providerTargetsDocs + ". Sensitive as a whole (a list of objects cannot mark only configs " +
+					"sensitive), so plans hide its references too; `deploy_items[*].target` shows which element an item uses.",
 				Optional:    true,
 				Sensitive:   true,
 				ElementType: types.ListType{ElemType: installationTargetType()},
 			},
 			"target_maps": schema.MapAttribute{
 				MarkdownDescription: "Target map imports by import name, each a map of targets by key; each target as in " +
-					"`targets`. Sensitive, like `targets`.",
+					"`targets`, inline or naming a target of " + providerTargetsDocs + ". Sensitive as a whole, like `target_lists`.",
 				Optional:    true,
 				Sensitive:   true,
 				ElementType: types.MapType{ElemType: installationTargetType()},
@@ -220,6 +222,10 @@ type installations struct {
 	load func(ctx context.Context, src render.Source) (installation.Blueprint, error)
 	// clusterChanges is the provider's plan_cluster_changes.
 	clusterChanges func() bool
+	// targets and allowed are the provider's targets and
+	// allowed_deployers; nil before the provider is configured.
+	targets func() *providerTargets
+	allowed func() *allowedDeployers
 }
 
 var _ protocolResource = (*installations)(nil)
@@ -336,13 +342,15 @@ func sourceOf(f map[string]tftypes.Value) (render.Source, bool) {
 	return src, true
 }
 
-// importsOf reads the imports; known is false while any part is unknown.
-func importsOf(f map[string]tftypes.Value) (installation.Imports, bool) {
+// importsOf reads the imports; known is false while any part is unknown,
+// including a provider target pt cannot resolve yet. A provider target
+// that is not defined is a problem on the path of its reference.
+func importsOf(f map[string]tftypes.Value, pt *providerTargets) (installation.Imports, bool, problems) {
 	var imp installation.Imports
 	data, known := valueToAny(f["imports"])
 	secret, secretKnown := valueToAny(f[attrSensitiveImports])
 	if !known || !secretKnown || !f[attrTargets].IsFullyKnown() || !f["target_lists"].IsFullyKnown() || !f["target_maps"].IsFullyKnown() {
-		return imp, false
+		return imp, false, nil
 	}
 	imp.Data, _ = data.(map[string]any)
 	if sm, _ := secret.(map[string]any); len(sm) > 0 {
@@ -351,7 +359,16 @@ func importsOf(f map[string]tftypes.Value) (installation.Imports, bool) {
 		maps.Copy(merged, sm)
 		imp.Data = merged
 	}
-	imp.Targets, _ = targetsOf(f[attrTargets])
+	var ps problems
+	imp.Targets, known, ps = targetsOf(f[attrTargets], pt, attrPath(attrTargets))
+	add := func(t tftypes.Value, name string, at *tftypes.AttributePath) *deployer.Target {
+		tg, p := targetOf(name, t, pt, at)
+		ps = append(ps, p...)
+		if tg == nil && len(p) == 0 {
+			known = false
+		}
+		return tg
+	}
 	// Sorted, so diagnostics come in the same order every time.
 	lists := fields(f["target_lists"])
 	for _, name := range slices.Sorted(maps.Keys(lists)) {
@@ -359,7 +376,7 @@ func importsOf(f map[string]tftypes.Value) (installation.Imports, bool) {
 		_ = lists[name].As(&elems)
 		l := make([]*deployer.Target, 0, len(elems))
 		for i, t := range elems {
-			if tg := targetOf(fmt.Sprintf("%s[%d]", name, i), t); tg != nil {
+			if tg := add(t, fmt.Sprintf("%s[%d]", name, i), attrPath("target_lists").WithElementKeyString(name).WithElementKeyInt(i)); tg != nil {
 				l = append(l, tg)
 			}
 		}
@@ -368,10 +385,12 @@ func importsOf(f map[string]tftypes.Value) (installation.Imports, bool) {
 		}
 		imp.TargetLists[name] = l
 	}
-	for name, m := range fields(f["target_maps"]) {
+	tmaps := fields(f["target_maps"])
+	for _, name := range slices.Sorted(maps.Keys(tmaps)) {
 		tm := map[string]*deployer.Target{}
-		for key, t := range fields(m) {
-			if tg := targetOf(fmt.Sprintf("%s[%s]", name, key), t); tg != nil {
+		m := fields(tmaps[name])
+		for _, key := range slices.Sorted(maps.Keys(m)) {
+			if tg := add(m[key], fmt.Sprintf("%s[%s]", name, key), attrPath("target_maps").WithElementKeyString(name).WithElementKeyString(key)); tg != nil {
 				tm[key] = tg
 			}
 		}
@@ -380,7 +399,7 @@ func importsOf(f map[string]tftypes.Value) (installation.Imports, bool) {
 		}
 		imp.TargetMaps[name] = tm
 	}
-	return imp, true
+	return imp, known && !ps.errors(), ps
 }
 
 // secretsOf are the values a plan must not show: every target's config
@@ -502,7 +521,7 @@ func (x *installations) settled(ctx context.Context, dv *tfprotov6.DynamicValue,
 	}
 	f := fields(config)
 	src, srcKnown := sourceOf(f)
-	imp, impKnown := importsOf(f)
+	imp, impKnown, _ := importsOf(f, x.targets())
 	if !srcKnown || !impKnown {
 		return false, nil
 	}
@@ -532,7 +551,13 @@ func treeDrifted(st *installation.Status) bool {
 // prior state.
 func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value, priorPrivate []byte) (tftypes.Value, []*tftypes.AttributePath, problems) {
 	if proposed.IsNull() {
-		return proposed, nil, nil
+		// A destroy: the provider's targets the tree used must still be
+		// there, as the state keeps no config for them.
+		saved, err := decodeInstallationPrivate(priorPrivate)
+		if err != nil {
+			return proposed, nil, nil
+		}
+		return proposed, nil, x.targets().missingForDestroy(treeTargets(saved.Status), "destroying")
 	}
 	f := fields(proposed)
 	f["id"] = f["name"]
@@ -560,7 +585,10 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		return unknownAll(), replace, ps
 	}
 	src, srcKnown := sourceOf(f)
-	imp, impKnown := importsOf(f)
+	imp, impKnown, ips := importsOf(f, x.targets())
+	if ips.errors() {
+		return unknownAll(), replace, ips
+	}
 	if !srcKnown || !impKnown || !f["name"].IsKnown() {
 		return unknownAll(), replace, nil
 	}
@@ -595,6 +623,9 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	p, err := installation.PlanTree(ctx, bp, imp, saved.Status, str(f[attrReconcileTrigger]), strategy)
 	if err != nil {
 		return unknownAll(), replace, append(warnings, loadProblems(err)...)
+	}
+	if refused := treeRefused(p, x.allowed()); refused.errors() {
+		return unknownAll(), replace, append(warnings, refused...)
 	}
 	warnings = append(warnings, validateTreeRollout(strategy, p)...)
 	f[attrRolloutPlan] = x.plannedRollouts(p, strategyKnown, false)
@@ -704,7 +735,10 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	ctx, f := r.ctx, r.f
 	var ps problems
 	src, srcKnown := sourceOf(f)
-	imp, impKnown := importsOf(f)
+	imp, impKnown, ips := importsOf(f, x.targets())
+	if ips.errors() {
+		return r.failed(ips)
+	}
 	if !srcKnown || !impKnown {
 		ps.add(nil, "Installation not known", "blueprint, component or imports still hold unknown values at apply time.")
 		return r.failed(ps)
@@ -725,7 +759,18 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 			f[attrRolloutPlan] = x.plannedRollouts(p, true, true)
 		}
 	}
+	if a := x.allowed(); a != nil {
+		// The plan refused such trees; checked again before anything runs,
+		// as the plan may not have rendered every node. Nodes rendered
+		// only now are refused by the engine, before their items run.
+		if p, err := installation.PlanTree(ctx, bp, imp, r.saved.Status, trigger, strategy); err == nil {
+			if refused := treeRefused(p, a); refused.errors() {
+				return r.failed(refused)
+			}
+		}
+	}
 	logs := newJobLogger(ctx, nil, engine.Status{})
+	logs.addProviderTargets(x.targets())
 	runner := &installation.Runner{Engine: r.engine, Name: str(f["name"]), Observe: logs.observeInstallation,
 		ReconcileTrigger: trigger, JobID: str(fields(f["status"])["job_id"]), Rollout: strategy}
 	st := runner.Apply(ctx, bp, imp, r.saved.Status)
@@ -779,13 +824,14 @@ func (x *installations) destroy(r *jobRun[storedInstallation]) (tftypes.Value, [
 		return tftypes.NewValue(x.t, nil), nil, nil
 	}
 	logs := newJobLogger(r.ctx, nil, engine.Status{})
+	logs.addProviderTargets(x.targets())
 	runner := &installation.Runner{Engine: r.engine, Name: str(f["name"]), Observe: logs.observeInstallation}
 	st := runner.Destroy(r.ctx, r.saved.Status)
 	if st == nil {
 		return tftypes.NewValue(x.t, nil), nil, nil
 	}
 	redactTree(logs, st)
-	imp, _ := importsOf(f)
+	imp, _, _ := importsOf(f, x.targets())
 	sec := secretsOf(f, imp)
 	sec.addTree(st)
 	return x.stateOf(f, st, sec, treeProblems(st))
@@ -827,6 +873,38 @@ func (x *installations) read(ctx context.Context, state tftypes.Value, private [
 		return state, private, ps
 	}
 	return state, priv, ps
+}
+
+// treeRefused reports every rendered deploy item of the tree whose type
+// the provider's allowed_deployers does not list, by its path.
+func treeRefused(p *installation.Plan, a *allowedDeployers) problems {
+	var ps problems
+	if a == nil {
+		return ps
+	}
+	p.Walk(func(n *installation.Plan) {
+		for _, item := range slices.Sorted(maps.Keys(n.Items)) {
+			if err := a.check(n.Items[item].Type); err != nil {
+				ps.add(attrPath("blueprint"), "Deployer not allowed", fmt.Sprintf("deploy item %q: %v; nothing runs.",
+					installation.Join(n.Path, item), err))
+			}
+		}
+	})
+	return ps
+}
+
+// treeTargets are the targets of every stored item of a tree, by
+// "<path>/<item>".
+func treeTargets(st *installation.Status) map[string]*deployer.Target {
+	out := map[string]*deployer.Target{}
+	st.Walk(func(p string, n *installation.Status) {
+		prefix := ""
+		if p != "" {
+			prefix = p + "/"
+		}
+		maps.Copy(out, executionTargets(n.Execution, prefix))
+	})
+	return out
 }
 
 // redactTree masks what the logger knows to be secret in error messages.

@@ -78,33 +78,47 @@ func renderedItemAttributes() map[string]schema.Attribute {
 		"type": schema.StringAttribute{Computed: true, MarkdownDescription: "Deployer type, as the blueprint names it."},
 		"target": schema.StringAttribute{Computed: true, MarkdownDescription: "Where the item's target comes from: " +
 			"the target import's name, `<import>[<key>]` or `<import>[<index>]` for an element of a target map or " +
-			"list, or the target's name; null without one. Never the target's config."},
+			"list, or the target's name; null without one. For a target of the provider's `targets`, also its name and " +
+			"where it points: `cluster -> provider target \"prod-eu\" (https://api.prod-eu.example)`. Never the target's config."},
 		"config": schema.StringAttribute{Computed: true, MarkdownDescription: "The rendered deployer configuration " +
 			"(Landscaper's ProviderConfiguration) as JSON text, with secrets shown as `***`."},
 	}
 }
 
-// targetObject is one target: Landscaper's Target spec.
+// targetObject is one target: Landscaper's Target spec inline, or the
+// name of a target of the provider's targets. Only the config is
+// sensitive, so a plan shows which target (and which type) a resource
+// uses, and configuration generated from state keeps references.
 func targetObject() schema.NestedAttributeObject {
 	return schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+		"name": schema.StringAttribute{
+			MarkdownDescription: "Given alone (no `type`, no `config`): the name of a target of " + providerTargetsDocs +
+				", which keeps its credentials out of state. Given with `type` and `config`: the target's name.",
+			Optional: true,
+		},
 		"type": schema.StringAttribute{
-			MarkdownDescription: "Target type, such as `landscaper.gardener.cloud/kubernetes-cluster`.",
-			Required:            true,
+			MarkdownDescription: "Target type, such as `landscaper.gardener.cloud/kubernetes-cluster`, of an inline " +
+				"target; null for a target of " + providerTargetsDocs + ".",
+			Optional: true,
 		},
 		"config": schema.StringAttribute{
-			MarkdownDescription: "The target's config as JSON or YAML text, in Landscaper's format for its type " +
-				"(for a kubernetes-cluster: `yamlencode({ kubeconfig = file(\"...\") })`).",
-			Required: true,
+			MarkdownDescription: "An inline target's config as JSON or YAML text, in Landscaper's format for its type " +
+				"(for a kubernetes-cluster: `yamlencode({ kubeconfig = file(\"...\") })`). Sensitive, and **stored in " +
+				"the state** in clear text, as every attribute of a resource is: to keep credentials out of state, " +
+				"define the target in " + providerTargetsDocs + " and give only its `name` here, or use a kubeconfig " +
+				"whose user runs a credential plugin (`users[].user.exec`).",
+			Optional:  true,
+			Sensitive: true,
 		},
 	}}
 }
 
 func targetsAttribute(what string) schema.MapNestedAttribute {
 	return schema.MapNestedAttribute{
-		MarkdownDescription: what + ". Sensitive: a target's config holds credentials; it is never logged, " +
-			"shown in a diagnostic or written into a provider status.",
+		MarkdownDescription: what + ". Each is inline (`type` and `config`) or names a target of " + providerTargetsDocs +
+			" (`{ name = \"prod-eu\" }`). An inline config holds credentials and is stored in the state; it is " +
+			"never logged, shown in a diagnostic or written into a provider status.",
 		Optional:     true,
-		Sensitive:    true,
 		NestedObject: targetObject(),
 	}
 }
@@ -144,19 +158,26 @@ func operationTimeout(timeouts tftypes.Value, op string) time.Duration {
 }
 
 // targetOf converts one known target value; nil when it is not fully
-// known. A config that is neither JSON nor YAML is left out; validation
-// reports it.
-func targetOf(name string, v tftypes.Value) *deployer.Target {
+// known, or names a provider target pt cannot resolve (not configured
+// yet, unknown, or not defined: then a problem says which). A config that
+// is neither JSON nor YAML is left out; validation reports it.
+func targetOf(name string, v tftypes.Value, pt *providerTargets, at *tftypes.AttributePath) (*deployer.Target, problems) {
 	if !v.IsFullyKnown() || v.IsNull() {
-		return nil
+		return nil, nil
 	}
 	f := fields(v)
+	if isTargetRef(f) {
+		if pt == nil || !pt.known {
+			return nil, nil
+		}
+		return pt.reference(f, at)
+	}
 	cfg, _ := deployer.NormalizeConfig(str(f["config"]))
 	if n := str(f["name"]); n != "" {
 		name = n
 	}
 	return &deployer.Target{Name: name, Type: str(f["type"]), Config: cfg,
-		Labels: stringMap(f["labels"]), Annotations: stringMap(f["annotations"])}
+		Labels: stringMap(f["labels"]), Annotations: stringMap(f["annotations"])}, nil
 }
 
 // stringMap reads a map of strings; nil when null, unknown or absent
@@ -177,18 +198,27 @@ func stringMap(v tftypes.Value) map[string]string {
 }
 
 // targetsOf converts a map of targets; known is false while the map or
-// any target in it is unknown.
-func targetsOf(v tftypes.Value) (map[string]*deployer.Target, bool) {
+// any target in it is unknown, or names a provider target that cannot be
+// resolved yet. Provider targets that are not defined are problems.
+func targetsOf(v tftypes.Value, pt *providerTargets, at *tftypes.AttributePath) (map[string]*deployer.Target, bool, problems) {
 	out := map[string]*deployer.Target{}
 	if !v.IsFullyKnown() {
-		return out, false
+		return out, false, nil
 	}
-	for n, t := range fields(v) {
-		if tg := targetOf(n, t); tg != nil {
+	known := true
+	var ps problems
+	for _, n := range slices.Sorted(maps.Keys(fields(v))) {
+		t := fields(v)[n]
+		tg, p := targetOf(n, t, pt, at.WithElementKeyString(n))
+		ps = append(ps, p...)
+		switch {
+		case tg != nil:
 			out[n] = tg
+		case len(p) == 0 && !t.IsNull():
+			known = false
 		}
 	}
-	return out, true
+	return out, known, ps
 }
 
 // validateTargets checks a map of targets at plan time: known types and
@@ -204,6 +234,12 @@ func validateTargets(v tftypes.Value, reg *deployer.Registry, at *tftypes.Attrib
 func validateTarget(v tftypes.Value, reg *deployer.Registry, at *tftypes.AttributePath) problems {
 	var ps problems
 	f := fields(v)
+	if _, named := f["name"]; named {
+		// A resource's target; the provider's own have no name attribute.
+		if ps = validateTargetShape(f, at); len(ps) > 0 {
+			return ps
+		}
+	}
 	typ := f["type"]
 	if !typ.IsKnown() || typ.IsNull() {
 		return nil

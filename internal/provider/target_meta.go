@@ -15,9 +15,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// targetMetaAttributes are the optional metadata of an installation's
-// target: what templates read as the Target object's metadata.
-var targetMetaAttributes = map[string]struct{}{"name": {}, "labels": {}, "annotations": {}}
+// targetOptionalAttributes are what an element of target_lists and
+// target_maps may leave out: the metadata templates read, and type and
+// config, which a reference to a provider target has not.
+var targetOptionalAttributes = map[string]struct{}{"name": {}, "labels": {}, "annotations": {}, "type": {}, "config": {}}
 
 // optionalAttrsObjectType is an object type whose metadata attributes may
 // be left out. The elements of target_lists and target_maps are plain
@@ -31,7 +32,7 @@ type optionalAttrsObjectType struct {
 
 func (t optionalAttrsObjectType) TerraformType(ctx context.Context) tftypes.Type {
 	o, _ := t.ObjectType.TerraformType(ctx).(tftypes.Object)
-	o.OptionalAttributes = maps.Clone(targetMetaAttributes)
+	o.OptionalAttributes = maps.Clone(targetOptionalAttributes)
 	return o
 }
 
@@ -55,9 +56,12 @@ func installationTargetType() attr.Type {
 // Target spec and, optionally, its metadata.
 func installationTargetObject() schema.NestedAttributeObject {
 	o := targetObject()
-	o.Attributes["name"] = schema.StringAttribute{Optional: true, MarkdownDescription: "The Target's " +
-		"`metadata.name` as templates see it, and the name a deploy item's `target: {name: ...}` matches; " +
-		"by default the import name (`<import>[<index>]` or `<import>[<key>]` in lists and maps)."}
+	o.Attributes["name"] = schema.StringAttribute{Optional: true, MarkdownDescription: "Given alone (no `type`, " +
+		"no `config`): the name of a target of " + providerTargetsDocs + ", which keeps its credentials out of state; " +
+		"templates see that target's name, type, labels and annotations, and no config. Given with `type` and " +
+		"`config`: the Target's `metadata.name` as templates see it. Either way the name a deploy item's " +
+		"`target: {name: ...}` matches; by default the import name (`<import>[<index>]` or `<import>[<key>]` in " +
+		"lists and maps)."}
 	o.Attributes["labels"] = schema.MapAttribute{Optional: true, ElementType: types.StringType,
 		MarkdownDescription: "The Target's `metadata.labels`."}
 	o.Attributes["annotations"] = schema.MapAttribute{Optional: true, ElementType: types.StringType,
@@ -93,7 +97,7 @@ func withoutOptionalAttributes(t tftypes.Type) tftypes.Type {
 
 func installationTargetsAttribute() schema.MapNestedAttribute {
 	a := targetsAttribute("Target imports by import name: Landscaper's Target spec (`type`, `config`) and, " +
-		"optionally, its metadata (`name`, `labels`, `annotations`)")
+		"optionally, its metadata (`name`, `labels`, `annotations`); or the `name` alone of a target of " + providerTargetsDocs)
 	a.NestedObject = installationTargetObject()
 	return a
 }

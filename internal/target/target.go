@@ -182,3 +182,24 @@ func DefaultNamespace(config json.RawMessage) string {
 	}
 	return ns
 }
+
+// KubernetesClusterLocation is where a kubernetes-cluster target points:
+// the server of the kubeconfig's current context and, when the context
+// names one, its namespace. It holds no credential, so it may be kept in
+// state: a new token for the same cluster leaves it as it is. "" when the
+// config cannot be used.
+func KubernetesClusterLocation(config json.RawMessage) string {
+	kc, err := ParseKubernetesCluster(config)
+	if err != nil {
+		return ""
+	}
+	rc, err := restConfig(kc)
+	if err != nil {
+		return ""
+	}
+	loc := rc.Host
+	if c := kc.Contexts[kc.CurrentContext]; c != nil && c.Namespace != "" {
+		loc += "#namespace=" + c.Namespace
+	}
+	return loc
+}

@@ -176,7 +176,13 @@ func runHash(req deployer.Request) string {
 	if req.Target != nil {
 		h.Write([]byte{0})
 		h.Write([]byte(req.Target.Type))
-		h.Write(req.Target.Config)
+		if req.Target.Ref != "" {
+			// A provider's target: where it points, not its credential,
+			// which the stored hash must not depend on.
+			h.Write([]byte(req.Target.Location))
+		} else {
+			h.Write(req.Target.Config)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -1,0 +1,281 @@
+package provider
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+)
+
+// Provider-level targets keep cluster credentials out of state: Terraform
+// never stores a provider's configuration, and provider blocks accept
+// ephemeral values. Resources name such a target ({ name = "prod-eu" });
+// what they keep of it is its name and where it points, and its config is
+// looked up again whenever a deployer needs it, on apply, destroy and
+// refresh alike.
+
+const (
+	attrAllowedDeployers = "allowed_deployers"
+	// providerDocsRef points from resource docs to the provider form.
+	providerTargetsDocs = "the provider's `targets`"
+)
+
+func providerTargetsAttribute() schema.MapNestedAttribute {
+	return schema.MapNestedAttribute{
+		MarkdownDescription: "Targets that resources use by name: a target of a resource given only its `name` " +
+			"(`targets = { cluster = { name = \"prod-eu\" } }`, the same in `target_lists`, `target_maps` and " +
+			"`landscaper_execution`'s `targets`) is the target of that name here. Terraform stores no provider " +
+			"configuration, and these attributes accept ephemeral values (`variable \"kubeconfig\" { ephemeral = true }`), " +
+			"so credentials given here never reach the state: resources keep only the target's name, type and " +
+			"where it points (a cluster's server), and take its config from here on every apply, destroy and " +
+			"refresh. A new credential for the same cluster plans nothing; pointing a name at another cluster plans " +
+			"the deploy items that use it. Destroying a resource needs the targets it used to be defined still.",
+		Optional:  true,
+		Sensitive: true,
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"type": schema.StringAttribute{Required: true,
+				MarkdownDescription: "Target type, such as `landscaper.gardener.cloud/kubernetes-cluster`."},
+			"config": schema.StringAttribute{Required: true, Sensitive: true,
+				MarkdownDescription: "The target's config as JSON or YAML text, in Landscaper's format for its type " +
+					"(for a kubernetes-cluster: `yamlencode({ kubeconfig = var.kubeconfig })`)."},
+			"labels": schema.MapAttribute{Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "The Target's `metadata.labels`, as templates see them."},
+			"annotations": schema.MapAttribute{Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "The Target's `metadata.annotations`, as templates see them."},
+		}},
+	}
+}
+
+func allowedDeployersAttribute() schema.ListAttribute {
+	return schema.ListAttribute{
+		MarkdownDescription: "The deployer types deploy items may have, by Landscaper's type names " +
+			"(`landscaper.gardener.cloud/kubernetes-manifest`, `landscaper.gardener.cloud/helm`, " +
+			"`landscaper.gardener.cloud/mock`) or `exec`; aliases (`kubernetes-manifest`, `helm`, `mock`) mean the " +
+			"same. A deploy item of another type, in an execution or anywhere in an installation's tree, is a " +
+			"plan-time error naming the item, and nothing runs. Null allows every type. Set it in CI when " +
+			"blueprints come from registries: a blueprint's `exec` item runs a command on the machine running Terraform.",
+		Optional:    true,
+		ElementType: types.StringType,
+	}
+}
+
+// providerTargets are the provider's targets, with their configs.
+type providerTargets struct {
+	// known is false while the provider's configuration holds unknown
+	// values (a kubeconfig from a resource not created yet).
+	known  bool
+	byName map[string]*deployer.Target
+}
+
+// lookup returns the provider's target of that name, with its config.
+func (pt *providerTargets) lookup(name string) (*deployer.Target, bool) {
+	if pt == nil {
+		return nil, false
+	}
+	t, ok := pt.byName[name]
+	return t, ok
+}
+
+func (pt *providerTargets) names() string {
+	if pt == nil {
+		return orNone(nil)
+	}
+	return orNone(slices.Sorted(maps.Keys(pt.byName)))
+}
+
+// decodeProviderTargets reads the provider's targets attribute. Problems
+// are returned as framework diagnostics, on their paths.
+func decodeProviderTargets(v tftypes.Value, reg *deployer.Registry) (*providerTargets, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	pt := &providerTargets{known: v.IsFullyKnown(), byName: map[string]*deployer.Target{}}
+	if !pt.known {
+		return pt, nil
+	}
+	for _, n := range slices.Sorted(maps.Keys(fields(v))) {
+		at := path.Root(attrTargets).AtMapKey(n)
+		if err := validTargetName(n); err != nil {
+			diags.AddAttributeError(at, "Invalid provider target name", err.Error()+"; resources name the target by it")
+			continue
+		}
+		for _, p := range validateTarget(fields(v)[n], reg, tftypes.NewAttributePath()) {
+			field := "config"
+			if strings.Contains(p.summary, "type") {
+				field = "type"
+			}
+			diags.AddAttributeError(at.AtName(field), p.summary, fmt.Sprintf("provider target %q: %s", n, p.detail))
+		}
+		f := fields(fields(v)[n])
+		cfg, _ := deployer.NormalizeConfig(str(f["config"]))
+		typ := str(f["type"])
+		pt.byName[n] = &deployer.Target{Name: n, Ref: n, Type: typ, Config: cfg,
+			Labels: stringMap(f["labels"]), Annotations: stringMap(f["annotations"]),
+			Location: reg.TargetLocation(typ, cfg)}
+	}
+	return pt, diags
+}
+
+// isTargetRef reports whether a resource's target value names a provider
+// target: a name, and neither type nor config.
+func isTargetRef(f map[string]tftypes.Value) bool {
+	n, typ, cfg := f["name"], f["type"], f["config"]
+	return n.IsKnown() && !n.IsNull() && typ.IsKnown() && typ.IsNull() && cfg.IsKnown() && cfg.IsNull()
+}
+
+// reference is a resource's target that names the provider's target ref,
+// as it is kept in the tree and in state: no config, only where it points.
+// Metadata given with the reference replaces the provider's.
+func (pt *providerTargets) reference(f map[string]tftypes.Value, at *tftypes.AttributePath) (*deployer.Target, problems) {
+	var ps problems
+	ref := str(f["name"])
+	t, ok := pt.lookup(ref)
+	if !ok {
+		ps.add(at.WithAttributeName("name"), "Provider target not defined", fmt.Sprintf("%q names no target of the "+
+			"provider's targets; the provider defines: %s. A target given only a name is the provider's target of "+
+			"that name; give type and config for an inline target.", ref, pt.names()))
+		return nil, ps
+	}
+	c := &deployer.Target{Name: ref, Ref: ref, Type: t.Type, Location: t.Location, Labels: t.Labels, Annotations: t.Annotations}
+	if l := stringMap(f["labels"]); l != nil {
+		c.Labels = l
+	}
+	if a := stringMap(f["annotations"]); a != nil {
+		c.Annotations = a
+	}
+	return c, ps
+}
+
+// validateTargetShape checks that a resource's target is either inline
+// (type and config) or a reference (name alone).
+func validateTargetShape(f map[string]tftypes.Value, at *tftypes.AttributePath) problems {
+	var ps problems
+	typ, cfg, n := f["type"], f["config"], f["name"]
+	if !typ.IsKnown() || !cfg.IsKnown() {
+		return ps
+	}
+	switch {
+	case typ.IsNull() && !cfg.IsNull():
+		ps.add(at.WithAttributeName("type"), "Invalid target", "an inline target has both type and config; "+
+			"to use a target of the provider's targets, give its name alone")
+	case !typ.IsNull() && cfg.IsNull():
+		ps.add(at.WithAttributeName("config"), "Invalid target", "an inline target has both type and config; "+
+			"to use a target of the provider's targets, give its name alone")
+	case typ.IsNull() && cfg.IsNull() && n.IsKnown() && n.IsNull():
+		ps.add(at, "Invalid target", "give type and config for an inline target, or a name alone for a target of "+
+			"the provider's targets")
+	}
+	return ps
+}
+
+// storedRefs are the provider targets the items of stored statuses use,
+// sorted, with the items using each.
+func storedRefs(specs map[string]*deployer.Target) map[string][]string {
+	out := map[string][]string{}
+	for item, t := range specs {
+		if t != nil && t.Ref != "" {
+			out[t.Ref] = append(out[t.Ref], item)
+		}
+	}
+	for _, items := range out {
+		slices.Sort(items)
+	}
+	return out
+}
+
+// missingForDestroy reports the provider targets that stored items use
+// and the provider no longer defines: destroying them needs their configs.
+func (pt *providerTargets) missingForDestroy(targets map[string]*deployer.Target, verb string) problems {
+	var ps problems
+	if pt == nil || !pt.known {
+		return ps
+	}
+	refs := storedRefs(targets)
+	for _, ref := range slices.Sorted(maps.Keys(refs)) {
+		if _, ok := pt.lookup(ref); ok {
+			continue
+		}
+		ps.add(nil, "Provider target not defined", fmt.Sprintf("The deploy items %s use the provider's target %q, "+
+			"which the provider no longer defines; %s them needs it, since the state keeps no config for it. "+
+			"Define %q in the provider's targets again (it may point to the same cluster with a new credential). "+
+			"The provider defines: %s.", quoteAll(refs[ref]), ref, verb, ref, pt.names()))
+	}
+	return ps
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// allowedDeployers is the provider's allowed_deployers; nil allows all.
+type allowedDeployers struct {
+	names []string // as configured, for messages
+	set   map[string]bool
+	reg   *deployer.Registry
+}
+
+func decodeAllowedDeployers(v tftypes.Value, reg *deployer.Registry) (*allowedDeployers, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if !v.IsFullyKnown() || v.IsNull() {
+		return nil, nil
+	}
+	a := &allowedDeployers{set: map[string]bool{}, reg: reg}
+	for i, n := range stringList(v) {
+		c, ok := reg.Canonical(n)
+		if !ok {
+			diags.AddAttributeError(path.Root(attrAllowedDeployers).AtListIndex(i), "Unknown deployer type",
+				fmt.Sprintf("%q is not a deployer type; known types: %s", n, strings.Join(reg.Types(), ", ")))
+			continue
+		}
+		a.names = append(a.names, n)
+		a.set[c] = true
+	}
+	return a, diags
+}
+
+// check returns an error when items of type typ may not run.
+func (a *allowedDeployers) check(typ string) error {
+	if a == nil {
+		return nil
+	}
+	c, ok := a.reg.Canonical(typ)
+	if ok && a.set[c] {
+		return nil
+	}
+	return fmt.Errorf("its type %q is not in the provider's allowed_deployers [%s]", typ, strings.Join(a.names, ", "))
+}
+
+// addProviderTargets masks the credentials of the provider's targets in
+// what a job logs and in the errors it records: a deployer's message may
+// quote what it was given.
+func (l *jobLogger) addProviderTargets(pt *providerTargets) {
+	if pt == nil {
+		return
+	}
+	for _, t := range pt.byName {
+		l.secrets.addJSON(t.Config)
+	}
+}
+
+// providerTargetLabel says where an item's target comes from when it is
+// a provider's target: `cluster -> provider target "prod-eu" (https://...)`.
+func providerTargetLabel(from string, t *deployer.Target) string {
+	label := fmt.Sprintf("provider target %q", t.Ref)
+	if from != "" && from != t.Ref {
+		label = from + " -> " + label
+	}
+	if t.Location != "" {
+		label += " (" + t.Location + ")"
+	}
+	return label
+}
