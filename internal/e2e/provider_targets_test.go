@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -289,5 +290,69 @@ func TestProviderTargetMissing(t *testing.T) {
 	w.Config(providerTargetsConfig(ns, "test-cluster"))
 	if out, code := w.Run(env, "destroy", "-auto-approve", "-input=false", "-no-color"); code != 0 {
 		t.Fatalf("destroy: %s", out)
+	}
+}
+
+// A kubeconfig whose user runs a credential plugin (users[].user.exec)
+// works as a target, inline here: the state holds the command, never the
+// token the plugin prints.
+func TestExecCredentialPluginKubeconfig(t *testing.T) {
+	t.Parallel()
+	w := newWorkspace(t)
+	if kubeEnv == nil {
+		t.Fatal("no control plane")
+	}
+	const ns = "default"
+	tokenFile, plugin := w.Path("token"), w.Path("get-token.sh")
+	acctest.WriteFile(t, tokenFile, kubeEnv.Token())
+	acctest.WriteFile(t, plugin, "#!/bin/sh\nprintf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","+
+		"\"status\":{\"token\":\"%s\"}}' \"$(cat "+tokenFile+")\"\n")
+	if err := os.Chmod(plugin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.Config(fmt.Sprintf(`
+resource "landscaper_execution" "app" {
+  name = "app"
+  targets = { cluster = {
+    type = "landscaper.gardener.cloud/kubernetes-cluster"
+    config = yamlencode({ kubeconfig = yamlencode({
+      apiVersion = "v1"
+      kind       = "Config"
+      clusters   = [{ name = "c", cluster = { server = %[1]q, "certificate-authority-data" = %[2]q } }]
+      users = [{ name = "u", user = { exec = {
+        apiVersion      = "client.authentication.k8s.io/v1"
+        command         = %[3]q
+        interactiveMode = "Never"
+      } } }]
+      contexts          = [{ name = "c", context = { cluster = "c", user = "u" } }]
+      "current-context" = "c"
+    }) })
+  } }
+  deploy_items = {
+    cm = {
+      type   = "kubernetes-manifest"
+      target = "cluster"
+      config = yamlencode({ manifests = [{ manifest = {
+        apiVersion = "v1", kind = "ConfigMap", metadata = { name = "from-exec-plugin", namespace = %[4]q }
+      } }] })
+    }
+  }
+}
+`, kubeEnv.Host(), base64.StdEncoding.EncodeToString(kubeEnv.CAData()), plugin, ns))
+	w.Apply()
+	if configMap(t, ns, "from-exec-plugin") == nil {
+		t.Fatal("the ConfigMap was not created")
+	}
+	if strings.Contains(acctest.ReadFile(t, w.Path("terraform.tfstate")), kubeEnv.Token()) {
+		t.Error("the plugin's token is in terraform.tfstate")
+	}
+	if plan, code := w.PlanExitCode(); code != 0 {
+		t.Errorf("plan after apply exited %d:\n%s", code, plan)
+	}
+	if out, code := w.Run(nil, "destroy", "-auto-approve", "-input=false", "-no-color"); code != 0 {
+		t.Fatalf("destroy: %s", out)
+	}
+	if configMap(t, ns, "from-exec-plugin") != nil {
+		t.Error("destroy left the ConfigMap")
 	}
 }

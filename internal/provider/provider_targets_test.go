@@ -1,0 +1,301 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+)
+
+// providerTargetsHCL is a provider block defining the target "prod"
+// (server and token given) and a configuration using it by name from an
+// installation (as a target, in a list and in a map) and an execution,
+// whose exec item proves it got the config: it finds the token in its
+// TARGET_PATH file.
+func providerTargetsHCL(server, token string) string {
+	return fmt.Sprintf(`
+provider "landscaper" {
+  targets = {
+    prod = {
+      type = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = yamlencode({
+        apiVersion        = "v1"
+        kind              = "Config"
+        clusters          = [{ name = "c", cluster = { server = %[1]q } }]
+        users             = [{ name = "u", user = { token = %[2]q } }]
+        contexts          = [{ name = "c", context = { cluster = "c", user = "u" } }]
+        "current-context" = "c"
+      }) })
+      labels = { tier = "gold" }
+    }
+  }
+}
+
+resource "landscaper_installation" "targets" {
+  name = "targets"
+  blueprint = {
+    filesystem = {
+      "blueprint.yaml" = %[3]q
+      "deploy.yaml"    = %[4]q
+    }
+  }
+  targets      = { main = { name = "prod" } }
+  target_lists = { fleet = [{ name = "prod" }] }
+  target_maps  = { regions = { eu = { name = "prod" } } }
+}
+
+resource "landscaper_execution" "app" {
+  name    = "app"
+  targets = { cluster = { name = "prod" } }
+  deploy_items = {
+    check = {
+      type   = "exec"
+      target = "cluster"
+      config = jsonencode({ command = ["sh", "-c", "grep -q \"$WANT\" \"$TARGET_PATH\""], env = { WANT = %[2]q } })
+    }
+  }
+}
+`, server, token, targetsBlueprint, targetsDeploy)
+}
+
+// notInAttributes fails when a secret is in any attribute of any
+// resource in state.
+func notInAttributes(secrets ...string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		for addr, r := range s.RootModule().Resources {
+			for k, v := range r.Primary.Attributes {
+				for _, sec := range secrets {
+					if strings.Contains(v, sec) {
+						return fmt.Errorf("%s.%s holds a credential", addr, k)
+					}
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// Resources use a provider target by name in targets, target lists, target
+// maps and an execution's targets; templates see its name and labels;
+// deployers get its config. The state keeps none of it; a new token
+// plans nothing, another server plans the items again.
+func TestAccProviderTargets_referencesRotationAndRepointing(t *testing.T) {
+	const t1, t2 = "t0k3n-one-f1c2", "t0k3n-two-9a7b"
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: providerTargetsHCL("https://127.0.0.1:1", t1),
+				Check: resource.ComposeTestCheckFunc(
+					notInAttributes(t1),
+					resource.TestCheckResourceAttr("landscaper_installation.targets", "targets.main.name", "prod"),
+					resource.TestCheckNoResourceAttr("landscaper_installation.targets", "targets.main.config"),
+					resource.TestCheckResourceAttr("landscaper_installation.targets", "deploy_items.main.target",
+						`main -> provider target "prod" (https://127.0.0.1:1)`),
+					// The fleet item exports the Target's metadata.name.
+					resource.TestCheckResourceAttr("landscaper_execution.app", "status.deploy_items.check.phase", "Succeeded"),
+				),
+			},
+			{
+				// A rotated token: nothing to do.
+				Config:           providerTargetsHCL("https://127.0.0.1:1", t2),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check:            notInAttributes(t1, t2),
+			},
+			{
+				// The name points to another cluster: the items run again,
+				// the exec item with the token of now.
+				Config: providerTargetsHCL("https://127.0.0.2:1", t2),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("landscaper_installation.targets", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("landscaper_execution.app", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeTestCheckFunc(
+					notInAttributes(t1, t2),
+					resource.TestCheckResourceAttr("landscaper_installation.targets", "deploy_items.main.target",
+						`main -> provider target "prod" (https://127.0.0.2:1)`),
+				),
+			},
+		},
+	})
+}
+
+// What templates see of a provider target: its name, type and labels, and
+// no config.
+func TestAccProviderTargets_templatesSeeMetadataOnly(t *testing.T) {
+	bp := `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: cluster, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+deployExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: seen
+          type: mock
+          target: {import: cluster}
+          config:
+            export:
+              name: {{ .imports.cluster.metadata.name }}
+              tier: {{ .imports.cluster.metadata.labels.tier }}
+              type: {{ .imports.cluster.spec.type }}
+              config: {{ .imports.cluster.spec.config | toJson }}
+`
+	cfg := strings.Replace(providerTargetsHCL("https://127.0.0.1:1", "t0k3n-x"), `resource "landscaper_installation" "targets"`,
+		fmt.Sprintf(`resource "landscaper_installation" "seen" {
+  name      = "seen"
+  blueprint = { filesystem = { "blueprint.yaml" = %q } }
+  targets   = { cluster = { name = "prod" } }
+}
+
+resource "landscaper_installation" "targets"`, bp), 1)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: cfg,
+			Check: resource.ComposeTestCheckFunc(
+				resource.TestCheckResourceAttr("landscaper_installation.seen", "deploy_items.seen.config",
+					`{"export":{"config":null,"name":"prod","tier":"gold","type":"landscaper.gardener.cloud/kubernetes-cluster"}}`),
+			),
+		}},
+	})
+}
+
+// A name the provider does not define is a plan-time error naming it,
+// on the reference's path, in targets, lists, maps and executions.
+func TestAccProviderTargets_undefinedName(t *testing.T) {
+	cfg := strings.NewReplacer(`{ name = "prod" }`, `{ name = "prod-eu" }`).Replace(providerTargetsHCL("https://127.0.0.1:1", "t0k3n-x"))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      cfg,
+			ExpectError: regexp.MustCompile(`(?s)Provider target not defined.*"prod-eu" names no target of the\s+provider's targets; the provider defines: prod`),
+		}},
+	})
+}
+
+// Inline targets give type and config together; a name alone is a
+// reference, type or config alone an error.
+func TestAccProviderTargets_halfInlineTarget(t *testing.T) {
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `
+resource "landscaper_execution" "app" {
+  name    = "app"
+  targets = { cluster = { type = "landscaper.gardener.cloud/kubernetes-cluster" } }
+  deploy_items = { a = { type = "mock", config = "{}" } }
+}
+`,
+			ExpectError: regexp.MustCompile(`an inline target has both type and config`),
+		}},
+	})
+}
+
+// allowedDeployersHCL is a provider allowing mock items only, an
+// execution with an exec item that would leave a file, and an
+// installation whose sub-installation renders such an item.
+func allowedDeployersHCL(marker string, allowed string) string {
+	sub := `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+deployExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: fine
+          type: landscaper.gardener.cloud/mock
+          config: {}
+        - name: shell
+          type: exec
+          config:
+            command: [touch, ` + marker + `.sub]
+`
+	root := `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+subinstallations:
+  - name: worker
+    blueprint: {filesystem: {blueprint.yaml: ` + fmt.Sprintf("%q", sub) + `}}
+`
+	return fmt.Sprintf(`
+provider "landscaper" {
+  allowed_deployers = %s
+}
+
+resource "landscaper_execution" "app" {
+  name = "app"
+  deploy_items = {
+    fine  = { type = "mock", config = "{}" }
+    shell = { type = "exec", config = jsonencode({ command = ["touch", %q] }) }
+  }
+}
+
+resource "landscaper_installation" "tree" {
+  name      = "tree"
+  blueprint = { filesystem = { "blueprint.yaml" = %q } }
+}
+`, allowed, marker+".exec", root)
+}
+
+// allowed_deployers refuses an execution's item and a sub-installation's
+// item of another type at plan time, naming item, type and list; nothing
+// runs. Aliases and full type names mean the same.
+func TestAccAllowedDeployers_refusesAtPlanTime(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	ranNothing := func(*terraform.State) error {
+		for _, f := range []string{marker + ".exec", marker + ".sub"} {
+			if _, err := os.Stat(f); err == nil {
+				return fmt.Errorf("%s exists: a refused item ran", f)
+			}
+		}
+		return nil
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: allowedDeployersHCL(marker, `["landscaper.gardener.cloud/mock"]`),
+				ExpectError: regexp.MustCompile(`(?s)Deployer not allowed.*deploy item "shell": its type "exec" is not in the\s+provider's allowed_deployers \[landscaper.gardener.cloud/mock\]`),
+			},
+			{
+				Config:      allowedDeployersHCL(marker, `["mock"]`),
+				ExpectError: regexp.MustCompile(`(?s)deploy item "worker/shell": its type "exec" is not in the\s+provider's allowed_deployers \[mock\]; nothing runs`),
+			},
+			{
+				// Allowed: everything runs.
+				PreConfig: func() {
+					if err := ranNothing(nil); err != nil {
+						t.Error(err)
+					}
+				},
+				Config: allowedDeployersHCL(marker, `["mock", "exec"]`),
+				Check: func(*terraform.State) error {
+					for _, f := range []string{marker + ".exec", marker + ".sub"} {
+						if _, err := os.Stat(f); err != nil {
+							return fmt.Errorf("an allowed item did not run: %w", err)
+						}
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// An unknown name in allowed_deployers is a provider configuration error.
+func TestAccAllowedDeployers_unknownType(t *testing.T) {
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      allowedDeployersHCL(filepath.Join(t.TempDir(), "x"), `["container"]`),
+			ExpectError: regexp.MustCompile(`"container" is not a deployer type`),
+		}},
+	})
+}
