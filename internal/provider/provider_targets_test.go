@@ -261,7 +261,7 @@ func TestAccAllowedDeployers_refusesAtPlanTime(t *testing.T) {
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
-				Config: allowedDeployersHCL(marker, `["landscaper.gardener.cloud/mock"]`),
+				Config:      allowedDeployersHCL(marker, `["landscaper.gardener.cloud/mock"]`),
 				ExpectError: regexp.MustCompile(`(?s)Deployer not allowed.*deploy item "shell": its type "exec" is not in the\s+provider's allowed_deployers \[landscaper.gardener.cloud/mock\]`),
 			},
 			{
