@@ -388,6 +388,13 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 	}
 	prev := saved.Status
 	job := engine.PlanJob(want.exec, prev).WithRun(slices.Sorted(maps.Keys(want.pending))...)
+	orphans := map[string]*deployer.Target{}
+	for _, n := range job.Delete {
+		orphans[n] = prev.Items[n].Spec.Target
+	}
+	if ps = append(ps, x.targets().missingForDestroy(orphans, "deleting")...); ps.errors() {
+		return planned, replace, ps
+	}
 	f[attrClusterChanges] = tftypes.NewValue(cct, nil)
 	e := x.engine()
 	switch {

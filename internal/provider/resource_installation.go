@@ -627,6 +627,9 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	if refused := treeRefused(p, x.allowed()); refused.errors() {
 		return unknownAll(), replace, append(warnings, refused...)
 	}
+	if missing := x.targets().missingForDestroy(orphanTargets(p, saved.Status), "deleting"); missing.errors() {
+		return unknownAll(), replace, append(warnings, missing...)
+	}
 	warnings = append(warnings, validateTreeRollout(strategy, p)...)
 	f[attrRolloutPlan] = x.plannedRollouts(p, strategyKnown, false)
 	p.Walk(func(n *installation.Plan) {
@@ -891,6 +894,30 @@ func treeRefused(p *installation.Plan, a *allowedDeployers) problems {
 		}
 	})
 	return ps
+}
+
+// orphanTargets are the targets of the items a plan deletes: orphaned
+// items of its nodes, and every item under orphaned sub-installations.
+func orphanTargets(p *installation.Plan, prev *installation.Status) map[string]*deployer.Target {
+	out := map[string]*deployer.Target{}
+	prevOf := prev.ByPath()
+	p.Walk(func(n *installation.Plan) {
+		ps := prevOf[n.Path]
+		if ps == nil {
+			return
+		}
+		for _, item := range n.Job.Delete {
+			if is := ps.Execution.Items[item]; is != nil {
+				out[installation.Join(n.Path, item)] = is.Spec.Target
+			}
+		}
+		for _, o := range n.Orphans {
+			for k, t := range treeTargets(ps.Subs[o]) {
+				out[installation.Join(installation.Join(n.Path, o), k)] = t
+			}
+		}
+	})
+	return out
 }
 
 // treeTargets are the targets of every stored item of a tree, by
