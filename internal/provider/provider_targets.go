@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
 )
 
 // Provider-level targets keep cluster credentials out of state: Terraform
@@ -278,4 +279,45 @@ func providerTargetLabel(from string, t *deployer.Target) string {
 		label += " (" + t.Location + ")"
 	}
 	return label
+}
+
+// refsKey is a blob of private state listing the provider targets its
+// items use and where each pointed ("<name>\x00<location>" lines), so a
+// settled plan can tell without decoding the status that none points
+// elsewhere now: the configuration, which names them, does not change.
+const refsKey = "\x00refs"
+
+func markRefs(blobs map[string][]byte, targets map[string]*deployer.Target) {
+	seen := map[string]bool{}
+	for _, t := range targets {
+		if t != nil && t.Ref != "" {
+			seen[t.Ref+"\x00"+t.Location] = true
+		}
+	}
+	if len(seen) > 0 {
+		blobs[refsKey] = []byte(strings.Join(slices.Sorted(maps.Keys(seen)), "\n"))
+	}
+}
+
+// pointAsBefore reports whether every provider target that private
+// state's items use is defined and points where it did.
+func (pt *providerTargets) pointAsBefore(private []byte) bool {
+	blobs, err := privatestate.Blobs(private)
+	if err != nil {
+		return false
+	}
+	refs, ok := blobs[refsKey]
+	if !ok {
+		return true
+	}
+	if pt == nil || !pt.known {
+		return false
+	}
+	for _, line := range strings.Split(string(refs), "\n") {
+		name, loc, _ := strings.Cut(line, "\x00")
+		if t, ok := pt.lookup(name); !ok || t.Location != loc {
+			return false
+		}
+	}
+	return true
 }

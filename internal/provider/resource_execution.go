@@ -341,7 +341,7 @@ func (x *executions) validate(_ context.Context, config tftypes.Value) problems 
 }
 
 func (x *executions) settled(_ context.Context, _ *tfprotov6.DynamicValue, private []byte) (bool, problems) {
-	return settledMark(private), nil
+	return settledMark(private) && x.targets().pointAsBefore(private), nil
 }
 
 // plan computes the planned state. It shows exactly what the next job
@@ -620,6 +620,7 @@ func encodeExecutionPrivate(st engine.Status, sensitive map[string]bool) ([]byte
 	}
 	markSettled(blobs, st.Succeeded() && !st.Drifted())
 	markTypes(blobs, st)
+	markRefs(blobs, executionTargets(st, ""))
 	return privatestate.Encode(s, blobs)
 }
 
