@@ -274,15 +274,37 @@ func TestProviderTargetMissing(t *testing.T) {
 	if out, code := w.Run(env, "apply", "-input=false", "-no-color", "-auto-approve"); code != 0 {
 		t.Fatalf("apply exited %d:\n%s", code, out)
 	}
-	w.Config(providerTargetsConfig(ns, "other"))
-	out, code = w.Run(env, "destroy", "-auto-approve", "-input=false", "-no-color")
+	// The resources and their provider target leave the configuration:
+	// destroying them needs the target, and the plan says so.
+	w.Config(`
+variable "kubeconfig" {
+  type      = string
+  ephemeral = true
+}
+
+provider "landscaper" {
+  targets = { other = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = var.kubeconfig }) } }
+}
+`)
+	out, code = w.Run(env, "apply", "-auto-approve", "-input=false", "-no-color")
 	if code == 0 {
-		t.Fatalf("destroy without the provider target succeeded:\n%s", out)
+		t.Fatalf("destroying without the provider target succeeded:\n%s", out)
 	}
-	for _, s := range []string{"Provider target not defined", `provider's target "test-cluster"`, "destroying them needs it"} {
-		if !strings.Contains(strings.Join(strings.Fields(out), " "), s) {
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, s := range []string{"Provider target not defined", `The deploy items "cm", "ns" use the provider's target "test-cluster"`,
+		`The deploy items "cm" use`, "destroying them needs it", `Define "test-cluster" in the provider's targets again`} {
+		if !strings.Contains(flat, s) {
 			t.Errorf("the destroy error does not say %q:\n%s", s, out)
 		}
+	}
+	// terraform destroy with the reference still configured names it too.
+	w.Config(providerTargetsConfig(ns, "other"))
+	out, code = w.Run(env, "destroy", "-auto-approve", "-input=false", "-no-color")
+	if code == 0 || !strings.Contains(out, `"test-cluster" names no target`) {
+		t.Fatalf("destroy without the provider target exited %d:\n%s", code, out)
+	}
+	if strings.Contains(out, "Unknown target") || strings.Contains(out, "Invalid deploy item target") {
+		t.Errorf("an undefined provider target is reported more than once:\n%s", out)
 	}
 	if configMap(t, ns, "from-execution") == nil {
 		t.Error("the refused destroy deleted something")

@@ -214,6 +214,10 @@ func targetsOf(v tftypes.Value, pt *providerTargets, at *tftypes.AttributePath) 
 		switch {
 		case tg != nil:
 			out[n] = tg
+		case len(p) > 0:
+			// Not defined: items naming it get a target of no known
+			// type, so the problem above is the only one reported.
+			out[n] = &deployer.Target{Name: n, Ref: str(fields(t)["name"])}
 		case len(p) == 0 && !t.IsNull():
 			known = false
 		}
