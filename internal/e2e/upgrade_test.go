@@ -62,8 +62,8 @@ func TestStateFromVersion0Upgrades(t *testing.T) {
 	}
 	inst := st.Resources[0].Instances[0]
 	priv, _ := base64.StdEncoding.DecodeString(inst.Private)
-	if inst.SchemaVersion != 2 || !strings.HasPrefix(string(priv), "LSPS\x02") {
-		t.Fatalf("schema version %d, private state %.8q...: want version 2 in the current format (2)", inst.SchemaVersion, priv)
+	if inst.SchemaVersion != 3 || !strings.HasPrefix(string(priv), "LSPS\x02") {
+		t.Fatalf("schema version %d, private state %.8q...: want version 3 in the current format (2)", inst.SchemaVersion, priv)
 	}
 	if _, code := w.PlanExitCode(); code != 0 {
 		t.Fatal("the plan after the upgrade apply is not empty")

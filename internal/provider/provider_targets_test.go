@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
+	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -304,4 +307,25 @@ func TestAccAllowedDeployers_unknownType(t *testing.T) {
 // wherever it has a space.
 func spaced(pattern string) *regexp.Regexp {
 	return regexp.MustCompile(`(?s)` + strings.ReplaceAll(pattern, " ", `\s+`))
+}
+
+// References are not secrets: Terraform writes attributes sensitive as a
+// whole as null into generated configuration (-generate-config-out), and
+// hides them in plans, so only the configs of targets are sensitive.
+func TestTargetReferencesAreNotSensitive(t *testing.T) {
+	for _, r := range []interface {
+		Schema(context.Context, fwresource.SchemaRequest, *fwresource.SchemaResponse)
+	}{&executionResource{}, &installationResource{}} {
+		var s fwresource.SchemaResponse
+		r.Schema(t.Context(), fwresource.SchemaRequest{}, &s)
+		a, ok := s.Schema.Attributes[attrTargets].(rschema.MapNestedAttribute)
+		if !ok || a.Sensitive {
+			t.Fatalf("%T: targets is sensitive as a whole (or not a map of objects)", r)
+		}
+		for n, want := range map[string]bool{"name": false, "type": false, "config": true} {
+			if got := a.NestedObject.Attributes[n].IsSensitive(); got != want {
+				t.Errorf("%T: targets[*].%s sensitive = %v, want %v", r, n, got, want)
+			}
+		}
+	}
 }

@@ -105,6 +105,28 @@ func TestUpgradeExecutionStateFromVersion1(t *testing.T) {
 	}
 }
 
+// Execution state of schema version 2 has targets without a name: they
+// upgrade as inline targets, their name null.
+func TestUpgradeExecutionStateFromVersion2(t *testing.T) {
+	p := newProvider("test")
+	s := &server{routes: p.routes()}
+	v2 := []byte(`{"id":"a","name":"a","deploy_items":{"x":{"type":"mock","target":"c"}},` +
+		`"targets":{"c":{"type":"landscaper.gardener.cloud/kubernetes-cluster","config":"{}"}}}`)
+	resp, _ := s.UpgradeResourceState(context.Background(), &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: executionType, Version: 2, RawState: &tfprotov6.RawState{JSON: v2}})
+	if len(resp.Diagnostics) > 0 {
+		t.Fatal(resp.Diagnostics[0].Detail)
+	}
+	v, err := resp.UpgradedState.Unmarshal(p.executions.vt.resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fields(fields(fields(v)[attrTargets])["c"])
+	if !c["name"].IsNull() || str(c["type"]) != "landscaper.gardener.cloud/kubernetes-cluster" || str(c["config"]) != "{}" {
+		t.Errorf("upgraded target: %v", c)
+	}
+}
+
 // Installation state of schema version 0 has targets without metadata
 // (name, labels, annotations) and target exports without labels and
 // annotations; it upgrades to the current version with those null.
