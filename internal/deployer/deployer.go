@@ -134,6 +134,10 @@ type Result struct {
 	// deployer again after this long, within the item's timeout. Waiting
 	// is not an error, and the item holds no max_parallelism slot meanwhile.
 	RequeueAfter time.Duration
+	// Waiting says, with RequeueAfter, what the item waits for, in a
+	// user's words: each object not ready and why. The engine reports it
+	// while the item waits and names it when a timeout ends the wait.
+	Waiting string
 }
 
 // Deployer installs and removes deploy items of one type.

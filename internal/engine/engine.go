@@ -34,6 +34,10 @@ type Event struct {
 	// Requeue is set when a deployer asked to be called again later
 	// because its work is not finished yet.
 	Requeue time.Duration
+	// Waiting is set on an item's periodic report while it waits (every
+	// Engine.WaitReport): what it still waits for, as its deployer said,
+	// possibly empty. Elapsed is how long the item has run.
+	Waiting *string
 	Output  string
 	// Export is the item's new export, on its Succeeded event, so an
 	// observer can mask sensitive values in what it logs afterwards.
@@ -67,6 +71,10 @@ type Engine struct {
 	// Allowed, when set, says whether items of a deployer type may run;
 	// a job with an item it refuses fails before anything runs.
 	Allowed func(typ string) error
+	// WaitReport is how often an item that waits (objects not ready)
+	// reports what it still waits for; zero means DefaultWaitReport,
+	// negative never.
+	WaitReport time.Duration
 }
 
 // refused is the error of the first item in run whose type Allowed
@@ -109,6 +117,11 @@ func (e *Engine) target(t *deployer.Target) (*deployer.Target, error) {
 	c.Config = r.Config
 	return &c, nil
 }
+
+// DefaultWaitReport is how often a waiting item says what it waits for:
+// often enough that a long apply never goes quiet at TF_LOG=INFO, rarely
+// enough that it does not flood it.
+const DefaultWaitReport = 30 * time.Second
 
 // New returns an engine with the real clock and default backoff.
 func New(reg *deployer.Registry, maxParallelism int) *Engine {

@@ -520,3 +520,33 @@ func TestParseTimeout(t *testing.T) {
 type clusterFake struct{ *fakeDeployer }
 
 func (clusterFake) TargetTypes() []string { return []string{"k8s"} }
+
+// An item that waits says what for: every WaitReport while it waits, and
+// in the timeout's message when the wait does not end.
+func TestWaitingItemSaysWhatItWaitsFor(t *testing.T) {
+	h := newHarness(0)
+	h.e.WaitReport = 20 * time.Second
+	stop := make(chan struct{})
+	defer close(stop)
+	go driveClock(h.clock, 5*time.Second, stop)
+	const why = "Deployment example/web: 0 of 1 replicas available (pod web-1: container web: ImagePullBackOff)"
+	spec := item(fmt.Sprintf(`{"requeue":1000000,"waiting":%q}`, why))
+	spec.Timeout = time.Minute
+	st := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": spec}), Status{}, h.run("j"))
+	le := st.Items["a"].LastError
+	if le == nil || le.Reason != core.ReasonProgressingTimeout || !strings.Contains(le.Message, "timeout of 1m0s; still waiting for: "+why) {
+		t.Fatalf("item %s %+v", st.Items["a"].Phase, le)
+	}
+	var reports []time.Duration
+	for _, e := range h.rec.events {
+		if e.Waiting != nil {
+			if *e.Waiting != why || e.Item != "a" {
+				t.Fatalf("report %+v", e)
+			}
+			reports = append(reports, e.Elapsed)
+		}
+	}
+	if !reflect.DeepEqual(reports, []time.Duration{20 * time.Second, 40 * time.Second}) {
+		t.Fatalf("reports at %v, want every 20s while waiting", reports)
+	}
+}

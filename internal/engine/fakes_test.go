@@ -114,6 +114,7 @@ type fakeConfig struct {
 	Export     json.RawMessage `json:"export"` // returned on success
 	Unknown    bool            `json:"unknownError"`
 	Requeue    int             `json:"requeue"` // first N attempts: not ready, look again in 5s
+	Waiting    string          `json:"waiting"` // what a requeued attempt says it waits for
 	Codes      []string        `json:"codes"`   // of the transient errors
 }
 
@@ -184,7 +185,7 @@ func (f *fakeDeployer) run(ctx context.Context, req deployer.Request) (deployer.
 		return deployer.Result{}, nil
 	}
 	if attempt <= c.Requeue {
-		return deployer.Result{State: state, RequeueAfter: 5 * time.Second}, nil
+		return deployer.Result{State: state, RequeueAfter: 5 * time.Second, Waiting: c.Waiting}, nil
 	}
 	if attempt <= c.Transient {
 		if c.Unknown {

@@ -98,6 +98,14 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 		Adopt:     adopt,
 	}
 	backoff := j.e.Backoff.Initial
+	report := j.e.WaitReport
+	if report == 0 {
+		report = DefaultWaitReport
+	}
+	// waiting is what the item waited for at its last look, when that
+	// look asked to be called again; a later error clears it.
+	var waiting string
+	lastReport := start
 	for attempt := 1; ; attempt++ {
 		req.Attempt = attempt
 		var res deployer.Result
@@ -113,13 +121,24 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 		case err == nil && res.RequeueAfter <= 0:
 			return result(res, nil)
 		case err == nil:
-			wait = res.RequeueAfter
+			wait, waiting = res.RequeueAfter, res.Waiting
 			j.emit(Event{Item: name, Requeue: wait})
+			if now := clock.Now(); report > 0 && now.Sub(lastReport) >= report {
+				lastReport = now
+				w := waiting
+				j.emit(Event{Item: name, Waiting: &w, Elapsed: now.Sub(start)})
+			}
 		default:
 			de := classify(err)
 			if ictx.Err() != nil {
-				return result(res, stoppedError(ictx, spec, de))
+				// A look cut short by the timeout says less than the
+				// look before it.
+				if waiting != "" {
+					return result(res, stoppedError(ictx, spec, waiting, last))
+				}
+				return result(res, stoppedError(ictx, spec, "", de))
 			}
+			waiting = ""
 			if !de.Retryable() {
 				return result(res, de)
 			}
@@ -134,7 +153,7 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 			j.emit(Event{Item: name, Err: de.Clone(), Retry: wait})
 		}
 		if !j.pause(ictx, wait) {
-			return result(res, stoppedError(ictx, spec, last))
+			return result(res, stoppedError(ictx, spec, waiting, last))
 		}
 	}
 }
@@ -171,8 +190,9 @@ func classify(err error) *core.Error {
 }
 
 // stoppedError explains why a running item was stopped: its own timeout,
-// the operation's deadline, or an interrupt (Ctrl-C).
-func stoppedError(ctx context.Context, spec ItemSpec, last *core.Error) *core.Error {
+// the operation's deadline, or an interrupt (Ctrl-C); and what it was
+// waiting for then (the objects not ready), or its last error.
+func stoppedError(ctx context.Context, spec ItemSpec, waiting string, last *core.Error) *core.Error {
 	cause := context.Cause(ctx)
 	e := &core.Error{Reason: core.ReasonInterruptOperation, Codes: []string{core.CodeInterrupted},
 		Message: "operation was interrupted while the deploy item was running"}
@@ -183,6 +203,9 @@ func stoppedError(ctx context.Context, spec ItemSpec, last *core.Error) *core.Er
 	case errors.Is(cause, context.DeadlineExceeded):
 		e.Reason, e.Codes = core.ReasonProgressingTimeout, []string{core.CodeTimeout}
 		e.Message = "the operation's timeout expired while the deploy item was running"
+	}
+	if waiting != "" {
+		e.Message += "; still waiting for: " + waiting
 	}
 	if last != nil && last.Message != "" {
 		e.Message += "; last error: " + last.Message

@@ -95,6 +95,15 @@ func (l *jobLogger) observe(ev engine.Event) {
 		fields["retry_in"] = ev.Retry.String()
 		tflog.SubsystemWarn(l.ctx, subsystemEngine, fmt.Sprintf("deploy item %q: transient error, retrying in %s: %s",
 			ev.Item, ev.Retry, l.masked(ev.Err.Reason)), fields)
+	case ev.Waiting != nil:
+		// Names of objects and why they are not ready, never values:
+		// INFO, so a long wait never goes quiet.
+		fields["elapsed"] = round(ev.Elapsed).String()
+		msg := fmt.Sprintf("deploy item %q: still waiting after %s", ev.Item, round(ev.Elapsed))
+		if *ev.Waiting != "" {
+			msg += " for: " + l.masked(*ev.Waiting)
+		}
+		tflog.SubsystemInfo(l.ctx, subsystemEngine, msg, fields)
 	case ev.Requeue > 0:
 		fields["requeue_in"] = ev.Requeue.String()
 		tflog.SubsystemDebug(l.ctx, subsystemEngine, fmt.Sprintf("deploy item %q: not ready yet, looking again in %s", ev.Item, ev.Requeue), fields)

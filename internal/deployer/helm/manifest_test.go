@@ -189,7 +189,7 @@ func TestManifestModeDefaultReadiness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.RequeueAfter <= 0 || !strings.Contains(strings.Join(logs, "\n"), "Deployment "+ns+"/"+name+" is not ready") {
+	if res.RequeueAfter <= 0 || !strings.Contains(strings.Join(logs, "\n"), "Deployment "+ns+"/"+name+": ") {
 		t.Fatalf("an unready deployment must be waited for: requeue %v, logs %q", res.RequeueAfter, logs)
 	}
 	// Waiting does not apply again: a second call only looks.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,16 +21,66 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
-// NotReadyError says that an object (or a selection of objects) is not
-// ready yet. It is not a failure: the caller checks again later.
+// NotReadyError says that objects are not ready yet. It is not a
+// failure: the caller checks again later. It names the first object not
+// ready and why, in the words a user would use, and the others found in
+// the same check.
 type NotReadyError struct {
 	// Object names what is not ready.
 	Object string
 	// Reason says why.
 	Reason string
+	// Others are further objects not ready in the same check.
+	Others []*NotReadyError
+	// Unlisted counts the objects not ready beyond those named.
+	Unlisted int
 }
 
-func (e *NotReadyError) Error() string { return e.Object + " is not ready: " + e.Reason }
+func (e *NotReadyError) Error() string {
+	parts := []string{e.Object + ": " + e.Reason}
+	for _, o := range e.Others {
+		parts = append(parts, o.Object+": "+o.Reason)
+	}
+	if e.Unlisted > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", e.Unlisted))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// maxNamedNotReady bounds the objects a wait names (and looks at the pods
+// of): a namespace of a hundred pending objects reads as a summary.
+const maxNamedNotReady = 5
+
+// notReadyList gathers the objects of one check that are not ready.
+type notReadyList struct {
+	first *NotReadyError
+}
+
+func (l *notReadyList) add(nr *NotReadyError) {
+	switch {
+	case l.first == nil:
+		l.first = nr
+	case len(l.first.Others)+1 < maxNamedNotReady:
+		l.first.Others = append(l.first.Others, nr)
+	default:
+		l.first.Unlisted++
+	}
+}
+
+// named is how many objects are named so far.
+func (l *notReadyList) named() int {
+	if l.first == nil {
+		return 0
+	}
+	return 1 + len(l.first.Others)
+}
+
+func (l *notReadyList) err() error {
+	if l.first == nil {
+		return nil
+	}
+	return l.first
+}
 
 func notReady(u *unstructured.Unstructured, format string, args ...any) *NotReadyError {
 	return &NotReadyError{Object: describe(u), Reason: fmt.Sprintf(format, args...)}
@@ -105,13 +156,15 @@ func fromUnstructured(u *unstructured.Unstructured, v any) error {
 }
 
 func outdatedGeneration(observed, generation int64) string {
-	return fmt.Sprintf("observed generation outdated (%d/%d)", observed, generation)
+	return fmt.Sprintf("its controller has not yet seen generation %d (observed %d)", generation, observed)
 }
 
-func notEnoughReplicas(ready, want int32) string {
-	return fmt.Sprintf("not enough ready replicas (%d/%d)", ready, want)
+func replicas(have, want int32, what string) string {
+	return fmt.Sprintf("%d of %d replicas %s", have, want, what)
 }
 
+// podNotReady is "" for a ready (or completed) pod, else why it is not
+// ready, in the words kubectl would show.
 func podNotReady(p *corev1.Pod) string {
 	for _, c := range p.Status.Conditions {
 		if c.Type != corev1.PodReady {
@@ -121,9 +174,58 @@ func podNotReady(p *corev1.Pod) string {
 		if c.Reason == "PodCompleted" || c.Status == corev1.ConditionTrue {
 			return ""
 		}
-		return fmt.Sprintf("condition %q has status %s (expected True) due to %s: %s", c.Type, c.Status, c.Reason, c.Message)
 	}
-	return `condition "Ready" is missing`
+	return podProblem(p)
+}
+
+// podProblem says what holds a pod back: a container waiting or failed
+// (ImagePullBackOff, CrashLoopBackOff), scheduling, or its phase.
+func podProblem(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil {
+		return "terminating"
+	}
+	statuses := append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+	for _, cs := range statuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			return withMessage("container "+cs.Name+": "+w.Reason, w.Message)
+		}
+	}
+	for _, cs := range statuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			return withMessage(fmt.Sprintf("container %s: exited with code %d (%s)", cs.Name, t.ExitCode, t.Reason), t.Message)
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return withMessage("not scheduled: "+c.Reason, c.Message)
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue {
+			if c.Reason != "" {
+				return withMessage("not ready: "+c.Reason, c.Message)
+			}
+			return "not ready"
+		}
+	}
+	if p.Status.Phase == "" || p.Status.Phase == corev1.PodPending {
+		return "pending"
+	}
+	return fmt.Sprintf("%s, not ready", p.Status.Phase)
+}
+
+// maxMessage bounds a quoted status message (an image pull's can be long).
+const maxMessage = 160
+
+func withMessage(s, msg string) string {
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return s
+	}
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage] + "..."
+	}
+	return s + ": " + msg
 }
 
 func deploymentNotReady(d *appsv1.Deployment) string {
@@ -134,8 +236,13 @@ func deploymentNotReady(d *appsv1.Deployment) string {
 	if d.Spec.Replicas != nil {
 		want = *d.Spec.Replicas
 	}
-	if want != d.Status.Replicas || want != d.Status.UpdatedReplicas || want != d.Status.AvailableReplicas {
-		return notEnoughReplicas(d.Status.AvailableReplicas, want)
+	switch {
+	case d.Status.UpdatedReplicas < want:
+		return replicas(d.Status.UpdatedReplicas, want, "updated")
+	case want != d.Status.AvailableReplicas:
+		return replicas(d.Status.AvailableReplicas, want, "available")
+	case want != d.Status.Replicas:
+		return fmt.Sprintf("%d replicas exist, %d wanted", d.Status.Replicas, want)
 	}
 	return ""
 }
@@ -148,8 +255,11 @@ func statefulSetNotReady(s *appsv1.StatefulSet) string {
 	if s.Spec.Replicas != nil {
 		want = *s.Spec.Replicas
 	}
-	if s.Status.UpdatedReplicas < want || s.Status.AvailableReplicas < want {
-		return notEnoughReplicas(s.Status.AvailableReplicas, want)
+	if s.Status.UpdatedReplicas < want {
+		return replicas(s.Status.UpdatedReplicas, want, "updated")
+	}
+	if s.Status.AvailableReplicas < want {
+		return replicas(s.Status.AvailableReplicas, want, "available")
 	}
 	return ""
 }
@@ -167,7 +277,7 @@ func daemonSetNotReady(ds *appsv1.DaemonSet) string {
 		}
 	}
 	if need := ds.Status.DesiredNumberScheduled - maxUnavailable; ds.Status.CurrentNumberScheduled < need {
-		return notEnoughReplicas(ds.Status.CurrentNumberScheduled, need)
+		return fmt.Sprintf("%d of %d pods scheduled", ds.Status.CurrentNumberScheduled, need)
 	}
 	return ""
 }
@@ -178,7 +288,7 @@ func replicaSetNotReady(rs *appsv1.ReplicaSet) string {
 	}
 	for _, c := range rs.Status.Conditions {
 		if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status != corev1.ConditionFalse {
-			return fmt.Sprintf("condition %q has status %s (expected False) due to %s: %s", c.Type, c.Status, c.Reason, c.Message)
+			return withMessage(fmt.Sprintf("%s: %s", c.Type, c.Reason), c.Message)
 		}
 	}
 	want := int32(1)
@@ -186,7 +296,7 @@ func replicaSetNotReady(rs *appsv1.ReplicaSet) string {
 		want = *rs.Spec.Replicas
 	}
 	if rs.Status.ReadyReplicas < want {
-		return notEnoughReplicas(rs.Status.ReadyReplicas, want)
+		return replicas(rs.Status.ReadyReplicas, want, "ready")
 	}
 	return ""
 }
@@ -197,7 +307,7 @@ func replicationControllerNotReady(rc *corev1.ReplicationController) string {
 	}
 	for _, c := range rc.Status.Conditions {
 		if c.Type == corev1.ReplicationControllerReplicaFailure && c.Status != corev1.ConditionFalse {
-			return fmt.Sprintf("condition %q has status %s (expected False) due to %s: %s", c.Type, c.Status, c.Reason, c.Message)
+			return withMessage(fmt.Sprintf("%s: %s", c.Type, c.Reason), c.Message)
 		}
 	}
 	want := int32(1)
@@ -205,7 +315,7 @@ func replicationControllerNotReady(rc *corev1.ReplicationController) string {
 		want = *rc.Spec.Replicas
 	}
 	if rc.Status.ReadyReplicas < want {
-		return notEnoughReplicas(rc.Status.ReadyReplicas, want)
+		return replicas(rc.Status.ReadyReplicas, want, "ready")
 	}
 	return ""
 }
@@ -223,7 +333,7 @@ func CheckRequirements(u *unstructured.Unstructured, reqs []RequirementSpec) err
 			if r.Operator == OpDoesNotExist {
 				continue
 			}
-			return notReady(u, "field with JSON path %s does not exist", r.JSONPath)
+			return notReady(u, "requirement %s not met: the field does not exist", requirementText(r))
 		}
 		if r.Operator == OpExists {
 			continue
@@ -234,11 +344,31 @@ func CheckRequirements(u *unstructured.Unstructured, reqs []RequirementSpec) err
 		}
 		for _, f := range fields {
 			if !matches(f, values, r.Operator) {
-				return notReady(u, "resource requirement is not fulfilled for field %s", r.JSONPath)
+				return notReady(u, "requirement %s not met", requirementText(r))
 			}
 		}
 	}
 	return nil
+}
+
+// requirementText spells a requirement as the user wrote it: its path,
+// operator and wanted values (never the live value, which may be data
+// the user did not mean to show).
+func requirementText(r RequirementSpec) string {
+	t := r.JSONPath + " " + string(r.Operator)
+	if r.Operator == OpExists || r.Operator == OpDoesNotExist {
+		return t
+	}
+	vals, err := requirementValues(r.Values)
+	if err != nil {
+		return t
+	}
+	var parts []string
+	for _, v := range vals {
+		b, _ := json.Marshal(v)
+		parts = append(parts, string(b))
+	}
+	return t + " " + strings.Join(parts, ", ")
 }
 
 // requirementValues unwraps the {"value": X} objects of a requirement.
@@ -296,9 +426,11 @@ func CheckReadiness(ctx context.Context, cl *target.Cluster, cfg ReadinessCheckC
 
 // checkReadiness is CheckReadiness that takes objects from fresh (by key)
 // instead of reading them: what the API server answered to writes made a
-// moment ago.
+// moment ago. It names every object not ready (up to maxNamedNotReady,
+// with what their pods say for workloads), not only the first.
 func checkReadiness(ctx context.Context, cl *target.Cluster, cfg ReadinessCheckConfiguration,
 	managed ManagedResourceStatusList, allMustExist bool, fresh map[string]*unstructured.Unstructured) error {
+	var list notReadyList
 	if !cfg.DisableDefault {
 		for _, mr := range managed {
 			ref := mr.Resource
@@ -311,15 +443,27 @@ func checkReadiness(ctx context.Context, cl *target.Cluster, cfg ReadinessCheckC
 				var err error
 				u, err = cl.Get(ctx, gvk, ref.Namespace, ref.Name)
 				if apierrors.IsNotFound(err) {
-					return &NotReadyError{Object: refString(ref), Reason: "it does not exist"}
+					list.add(&NotReadyError{Object: refString(ref), Reason: "it does not exist"})
+					continue
 				}
 				if err != nil {
 					return err
 				}
 			}
-			if err := CheckObjectReady(u); err != nil {
-				return err
+			err := CheckObjectReady(u)
+			var nr *NotReadyError
+			if !asNotReady(err, &nr) {
+				if err != nil {
+					return err
+				}
+				continue
 			}
+			if list.named() < maxNamedNotReady {
+				if hint := podHint(ctx, cl, u); hint != "" {
+					nr.Reason += " (" + hint + ")"
+				}
+			}
+			list.add(nr)
 		}
 	}
 	for _, c := range cfg.CustomReadinessChecks {
@@ -327,20 +471,97 @@ func checkReadiness(ctx context.Context, cl *target.Cluster, cfg ReadinessCheckC
 			continue
 		}
 		objs, err := selectObjects(ctx, cl, c)
+		var nr *NotReadyError
+		if asNotReady(err, &nr) {
+			list.add(nr)
+			continue
+		}
 		if err != nil {
 			return err
 		}
 		for _, u := range objs {
-			if err := CheckRequirements(u, c.Requirements); err != nil {
-				var nr *NotReadyError
-				if ok := asNotReady(err, &nr); ok {
-					nr.Reason = fmt.Sprintf("custom readiness check %q: %s", c.Name, nr.Reason)
+			err := CheckRequirements(u, c.Requirements)
+			if !asNotReady(err, &nr) {
+				if err != nil {
+					return err
 				}
-				return err
+				continue
 			}
+			why := fmt.Sprintf("custom readiness check %q: %s", c.Name, nr.Reason)
+			if state := jobState(u); state != "" {
+				why = state + ", " + why
+			}
+			nr.Reason = why
+			list.add(nr)
 		}
 	}
-	return nil
+	return list.err()
+}
+
+// podHint says what the pods of a workload that is not ready say about
+// it: the first pod with a problem, or that there is none yet. It is
+// best effort: a pod that cannot be listed gives no hint.
+func podHint(ctx context.Context, cl *target.Cluster, u *unstructured.Unstructured) string {
+	if !workloadKinds[u.GetKind()] {
+		return ""
+	}
+	raw, found, _ := unstructured.NestedMap(u.Object, "spec", "selector")
+	if !found {
+		return ""
+	}
+	var ls metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &ls); err != nil {
+		return ""
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil || sel.Empty() {
+		return ""
+	}
+	ri, _, err := cl.Resource(schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, u.GetNamespace())
+	if err != nil {
+		return ""
+	}
+	pods, err := ri.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return ""
+	}
+	if len(pods.Items) == 0 {
+		return "no pods yet"
+	}
+	for i := range pods.Items {
+		var p corev1.Pod
+		if fromUnstructured(&pods.Items[i], &p) != nil {
+			continue
+		}
+		if why := podNotReady(&p); why != "" {
+			return "pod " + p.Name + ": " + why
+		}
+	}
+	return ""
+}
+
+// jobState says, for a Job, whether it completed, failed or still runs,
+// so a custom check waiting on a Job says so in those words.
+func jobState(u *unstructured.Unstructured) string {
+	if u.GroupVersionKind().GroupKind().String() != "Job.batch" {
+		return ""
+	}
+	var j batchv1.Job
+	if fromUnstructured(u, &j) != nil {
+		return ""
+	}
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return "complete"
+		case batchv1.JobFailed:
+			return withMessage("failed: "+c.Reason, c.Message)
+		}
+	}
+	return fmt.Sprintf("not complete (%d active, %d succeeded, %d failed pods)", j.Status.Active, j.Status.Succeeded, j.Status.Failed)
 }
 
 func asNotReady(err error, nr **NotReadyError) bool {
