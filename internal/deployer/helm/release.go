@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
@@ -215,11 +217,16 @@ var renderErrorMarkers = []string{
 	"invalid ownership metadata", "cannot be handled as a", "is invalid:",
 }
 
-// helmError classifies an error of a helm operation. Errors in the chart,
-// its values or conflicts with foreign objects fail at once; others (the
-// API server away, a timeout of helm's wait) are retried.
+// helmError classifies an error of a helm operation as the manifest
+// deployer classifies the API server's answers: rejected credentials or
+// permissions fail at once (ERR_UNAUTHORIZED), as do errors in the chart,
+// its values or conflicts with foreign objects; others (the API server
+// away, conflicts, throttling, a timeout of helm's wait) are retried.
 func helmError(reason, prefix string, err error) *core.Error {
 	msg := prefix + ": " + err.Error()
+	if ce := accessError(msg, err); ce != nil {
+		return ce
+	}
 	for _, m := range renderErrorMarkers {
 		if strings.Contains(err.Error(), m) {
 			return core.Terminal(reason, msg, core.CodeConfigurationProblem)
@@ -228,8 +235,38 @@ func helmError(reason, prefix string, err error) *core.Error {
 	return core.Transient(reason, msg)
 }
 
+// forbiddenText is the API server's answer to a request RBAC denies, as
+// it reads after helm flattened the error into text.
+var forbiddenText = regexp.MustCompile(`is forbidden: User "[^"]*" cannot `)
+
+// unauthorizedText is client-go's text for a 401.
+const unauthorizedText = "the server has asked for the client to provide credentials"
+
+// accessError is the terminal error of a request the API server refused
+// for its credentials or permissions, or nil. helm wraps some API errors
+// and flattens others into text, so both are looked at. The message is the
+// API server's own, which names the user, the verb and the object.
+func accessError(msg string, err error) *core.Error {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		if ce := kube.Classify(err, "", ""); ce.Reason == kube.ReasonUnauthorized {
+			return core.Terminal(kube.ReasonUnauthorized, msg, core.CodeUnauthorized)
+		}
+		return nil
+	}
+	if forbiddenText.MatchString(err.Error()) || strings.Contains(err.Error(), unauthorizedText) {
+		return core.Terminal(kube.ReasonUnauthorized, msg, core.CodeUnauthorized)
+	}
+	return nil
+}
+
+// kubeError classifies an error of a request helm's storage or client
+// made to the API server, as the manifest deployer does (kube.Classify).
 func kubeError(reason string, err error) *core.Error {
-	return core.Transient(reason, err.Error())
+	if ce := accessError(err.Error(), err); ce != nil {
+		return ce
+	}
+	return kube.Classify(err, reason, "")
 }
 
 // releaseObjects lists the objects of a release manifest, for the
