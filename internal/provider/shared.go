@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
 // Schema parts and value helpers that more than one resource uses.
@@ -264,7 +266,10 @@ func validateTarget(v tftypes.Value, reg *deployer.Registry, at *tftypes.Attribu
 	} else if err != nil {
 		err = fmt.Errorf("the config is neither a JSON nor a YAML object")
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, target.ErrSelfTarget):
+		ps.add(at.WithAttributeName("config"), "Self targets are not supported", err.Error())
+	case err != nil:
 		ps.add(at.WithAttributeName("config"), "Invalid target config", err.Error())
 	}
 	return ps

@@ -60,9 +60,21 @@ type KubernetesClusterConfig struct {
 	Kubeconfig string `json:"kubeconfig"`
 }
 
+// ErrSelfTarget is the error of a config with Landscaper's selfConfig.
+var ErrSelfTarget = errors.New(`"selfConfig" is a Landscaper self target: Landscaper gives it a token of a ServiceAccount ` +
+	`in its resource cluster (the cluster that holds its Installations and Targets), and this provider has no resource cluster. ` +
+	`Use a "kubeconfig" instead, for example one that holds a token of that ServiceAccount ` +
+	`(kubectl create token <serviceaccount> --namespace <namespace>) with the cluster's server and CA`)
+
 // ParseKubernetesCluster decodes a kubernetes-cluster target's config and
 // its kubeconfig. Errors never quote the config: it holds credentials.
 func ParseKubernetesCluster(config json.RawMessage) (*clientcmdapi.Config, error) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(config, &fields) == nil {
+		if _, ok := fields["selfConfig"]; ok {
+			return nil, ErrSelfTarget
+		}
+	}
 	var c KubernetesClusterConfig
 	dec := json.NewDecoder(bytes.NewReader(config))
 	dec.DisallowUnknownFields()

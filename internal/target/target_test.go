@@ -194,3 +194,17 @@ func TestKlogGoesToLoggerAtDebugOnly(t *testing.T) {
 		t.Errorf("DEBUG output written at INFO level: %s", buf.String())
 	}
 }
+
+// A Landscaper self target is refused by name, with why and what to use
+// instead, not as a config of the wrong shape.
+func TestSelfTargetIsRefusedByName(t *testing.T) {
+	err := CheckKubernetesCluster([]byte(`{"selfConfig": {"serviceAccount": {"name": "self"}, "expirationSeconds": 3600}}`))
+	if !errors.Is(err, ErrSelfTarget) {
+		t.Fatalf("got %v", err)
+	}
+	for _, want := range []string{`"selfConfig"`, "resource cluster", "kubeconfig", "kubectl create token"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the message does not say %q: %v", want, err)
+		}
+	}
+}
