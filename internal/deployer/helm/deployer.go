@@ -14,10 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 
@@ -117,6 +120,10 @@ type state struct {
 	Revision       int    `json:"revision,omitempty"`
 	// Managed are the objects of the helm release.
 	Managed kube.ManagedResourceStatusList `json:"managedResources,omitempty"`
+	// Fingerprints hash the fields the release's manifest sets on each of
+	// its objects as they were after the last install or upgrade, so a
+	// refresh sees them changed (see kube.Drift).
+	Fingerprints map[string]string `json:"fingerprints,omitempty"`
 	// Kube is the manifest machinery's state of helmDeployment: false.
 	Kube         *kube.State    `json:"kube,omitempty"`
 	ValueExports map[string]any `json:"valueExports,omitempty"`
@@ -283,7 +290,7 @@ func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deploye
 		return res, err
 	}
 	d.log(req, "waiting: "+pending)
-	res.RequeueAfter = d.opts.PollInterval
+	res.RequeueAfter, res.Waiting = d.opts.PollInterval, pending
 	return res, nil
 }
 
@@ -378,14 +385,48 @@ func (d *Deployer) install(ctx context.Context, req deployer.Request, c *Config,
 	}
 	rel, err := d.installOrUpgrade(ctx, ac, c, l.chart, l.values)
 	if err != nil {
-		return prev, err
+		return prev, waitDetail(ctx, ac, cl, c, err)
 	}
 	st := state{Hash: runHash(req), Pending: true, HelmDeployment: true, Name: c.Name, Namespace: c.Namespace,
 		Revision: rel.Version, ValueExports: l.exports}
 	if st.Managed, err = releaseObjects(rel.Manifest, c.Namespace); err != nil {
 		return st, err
 	}
+	// Best effort: without fingerprints a refresh still sees deleted
+	// objects, only not changed ones.
+	if spec, err := releaseSpec(rel.Manifest, c.Namespace); err == nil {
+		st.Fingerprints, _ = kube.Fingerprints(ctx, cl, spec)
+	}
 	return st, nil
+}
+
+// helmWaitMarkers are the texts of helm's errors when its wait for the
+// release's objects timed out.
+var helmWaitMarkers = []string{"context deadline exceeded", "timed out waiting for the condition"}
+
+// waitDetail adds to the error of a helm operation whose wait timed out
+// the objects of the release that are not ready, and why: helm only says
+// that time ran out.
+func waitDetail(ctx context.Context, ac *action.Configuration, cl *target.Cluster, c *Config, err error) error {
+	var ce *core.Error
+	if !errors.As(err, &ce) || !slices.ContainsFunc(helmWaitMarkers, func(m string) bool { return strings.Contains(ce.Message, m) }) {
+		return err
+	}
+	rel, rerr := currentRelease(ac, c.Name)
+	if rerr != nil || rel == nil {
+		return err
+	}
+	objs, rerr := releaseObjects(rel.Manifest, c.Namespace)
+	if rerr != nil {
+		return err
+	}
+	var nr *kube.NotReadyError
+	if !errors.As(kube.CheckReadiness(ctx, cl, kube.ReadinessCheckConfiguration{}, objs, false), &nr) {
+		return err
+	}
+	out := ce.Clone()
+	out.Message += "; not ready: " + nr.Error()
+	return out
 }
 
 // render renders the chart into manifests for helmDeployment: false.
@@ -426,7 +467,7 @@ func (d *Deployer) reconcileManifests(ctx context.Context, req deployer.Request,
 	ks := adoptedState(st, req.Adopt)
 	out, err := kube.Reconcile(ctx, cl, spec(req, c, r.manifests), req.JobID, ks)
 	st = state{Hash: runHash(req), Name: c.Name, Namespace: c.Namespace, Kube: &out.State, ValueExports: r.valueExports}
-	res.State, res.ProviderStatus, res.RequeueAfter = st.bytes(), st.providerStatus(), out.RequeueAfter
+	res.State, res.ProviderStatus, res.RequeueAfter, res.Waiting = st.bytes(), st.providerStatus(), out.RequeueAfter, out.Waiting
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -541,7 +582,7 @@ func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.R
 	}
 	out, err := kube.Delete(ctx, cl, spec(req, c, nil), *st.Kube)
 	st.Kube = &out.State
-	res.State, res.ProviderStatus, res.RequeueAfter = st.bytes(), st.providerStatus(), out.RequeueAfter
+	res.State, res.ProviderStatus, res.RequeueAfter, res.Waiting = st.bytes(), st.providerStatus(), out.RequeueAfter, out.Waiting
 	if err != nil {
 		return res, kube.Classify(err, kube.ReasonDelete, "")
 	}
@@ -599,7 +640,37 @@ func (d *Deployer) Drift(ctx context.Context, req deployer.Request, last deploye
 	case rel.Info != nil && rel.Info.Status != "deployed":
 		return fmt.Sprintf("helm release %s/%s is %s", st.Namespace, st.Name, rel.Info.Status), nil
 	}
-	return "", nil
+	// The release record is as left; its objects are compared with the
+	// cluster as the manifest deployer compares its own. A re-run upgrades
+	// the release with the same chart and values, which recreates deleted
+	// objects and sets changed fields back.
+	spec, err := releaseSpec(rel.Manifest, st.Namespace)
+	if err != nil {
+		return "", fmt.Errorf("the manifest of helm release %s/%s cannot be read: %w", st.Namespace, st.Name, err)
+	}
+	drift, err := kube.Drift(ctx, cl, spec, kube.State{Managed: st.Managed, Fingerprints: st.Fingerprints})
+	if drift != "" {
+		drift = fmt.Sprintf("helm release %s/%s: %s", st.Namespace, st.Name, drift)
+	}
+	return drift, err
+}
+
+// releaseSpec is a release's manifest as the manifest machinery sees it,
+// for fingerprints and drift: every object managed, nothing added.
+func releaseSpec(manifest, namespace string) (*kube.Spec, error) {
+	objs, err := splitManifests(map[string]string{"manifest": manifest})
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]kube.Manifest, 0, len(objs))
+	for _, o := range objs {
+		raw, err := o.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, kube.Manifest{Policy: kube.PolicyManage, Manifest: raw})
+	}
+	return &kube.Spec{Manifests: ms, DefaultNamespace: namespace, Owner: "helm"}, nil
 }
 
 var _ deployer.HealthChecker = (*Deployer)(nil)

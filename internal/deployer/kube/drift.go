@@ -219,3 +219,27 @@ func listManaged(ctx context.Context, cl *target.Cluster, spec *Spec, managed Ma
 	}
 	return out, nil
 }
+
+// Fingerprints reads the objects of spec's manifests as they are now and
+// hashes the fields each manifest sets, for Drift. It is for deployers
+// that do not write the objects through Apply (helm writes a release's
+// objects itself): they record it after their run instead. Objects that
+// do not exist get no fingerprint; Drift still misses them.
+func Fingerprints(ctx context.Context, cl *target.Cluster, spec *Spec) (map[string]string, error) {
+	desired, err := desiredObjects(cl, spec)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(desired))
+	for k, d := range desired {
+		live, err := cl.Get(ctx, d.GroupVersionKind(), d.GetNamespace(), d.GetName())
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, Classify(err, ReasonDrift, "unable to get "+describe(d))
+		}
+		out[k] = Fingerprint(d, live)
+	}
+	return out, nil
+}
