@@ -166,9 +166,10 @@ func (p *Provider) Metadata(_ context.Context, _ provider.MetadataRequest, resp 
 
 func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Runs Landscaper's execution phase engine in-process: deploy items with " +
-			"dependencies are reconciled in order, independent ones in parallel, during `terraform apply` " +
-			"and deleted in reverse order during `terraform destroy`. No Kubernetes cluster is needed.",
+		MarkdownDescription: "Runs [Landscaper](https://github.com/gardener/landscaper) in-process: " +
+			"installations from blueprints and OCM components, and executions of deploy items, are " +
+			"reconciled in dependency order during `terraform apply` and deleted in reverse order during " +
+			"`terraform destroy`, against the clusters their targets name. No Landscaper cluster is needed.",
 		Attributes: func() map[string]schema.Attribute {
 			attrs := componentProviderAttributes()
 			attrs["max_parallelism"] = schema.Int64Attribute{
