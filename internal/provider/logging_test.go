@@ -1,9 +1,15 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
@@ -26,5 +32,30 @@ func TestJobLoggerMasksSensitiveExports(t *testing.T) {
 	st := l.redact(engine.Status{LastError: &core.Error{Message: "stderr: hunter22"}})
 	if st.LastError.Message != "stderr: ***" {
 		t.Fatalf("redacted %q", st.LastError.Message)
+	}
+}
+
+// A waiting item's periodic report is an INFO line naming what it waits
+// for, so TF_LOG=INFO never goes quiet during a long wait.
+func TestJobLoggerReportsWaitsAtInfo(t *testing.T) {
+	var buf bytes.Buffer
+	ctx := tflogtest.RootLogger(context.Background(), &buf)
+	l := newJobLogger(ctx, nil, engine.Status{})
+	why := "Deployment example/web: 0 of 1 replicas available"
+	l.observe(engine.Event{Execution: "app", JobID: "j", Item: "web", Waiting: &why, Elapsed: 30 * time.Second})
+	l.observe(engine.Event{Execution: "app", JobID: "j", Item: "web", Requeue: 5 * time.Second})
+	entries, err := tflogtest.MultilineJSONDecode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info []string
+	for _, e := range entries {
+		if e["@level"] == "info" {
+			info = append(info, fmt.Sprint(e["@message"]))
+		}
+	}
+	want := []string{`deploy item "web": still waiting after 30s for: ` + why}
+	if !slices.Equal(info, want) {
+		t.Fatalf("INFO lines %q, want %q", info, want)
 	}
 }
