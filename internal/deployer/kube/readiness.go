@@ -439,6 +439,11 @@ func checkReadiness(ctx context.Context, cl *target.Cluster, cfg ReadinessCheckC
 				continue
 			}
 			u, ok := fresh[refKey(ref)]
+			if !ok && list.first != nil && !IsDefaultChecked(gvk.GroupKind()) {
+				// Another look follows anyway; until then only the
+				// workloads among the rest are worth a request each.
+				continue
+			}
 			if !ok {
 				var err error
 				u, err = cl.Get(ctx, gvk, ref.Namespace, ref.Name)
