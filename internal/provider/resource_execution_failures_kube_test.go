@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
 )
@@ -164,9 +165,10 @@ resource "landscaper_execution" "app" {
 }
 `, kubeconfig, ns)
 	want := []string{
-		`Deploy item "app" failed`, "ERR_TIMEOUT", "did not finish within its timeout of 20s; still waiting for:",
+		`Deploy item "app" failed`, "did not finish within its timeout of 20s; still waiting for:",
 		`Deployment tf-acc-wait/web: 0 of 1 replicas available (pod web-7d9c: container web: ImagePullBackOff: Back-off pulling image "registry.invalid/web:1")`,
 		`Job tf-acc-wait/migrate: not complete (0 active, 0 succeeded, 0 failed pods), custom readiness check "migrated": requirement .status.succeeded == 1 not met`,
+		"ERR_TIMEOUT",
 	}
 	done := make(chan struct{})
 	t.Cleanup(func() {
@@ -193,11 +195,10 @@ resource "landscaper_execution" "app" {
 			{
 				// The status says the same: a user without kubectl reads it
 				// from the state.
-				Config:             config,
 				RefreshState:       true,
 				ExpectNonEmptyPlan: true,
 				Check: resource.TestCheckResourceAttrWith("landscaper_execution.app", "status.deploy_items.app.last_error.message", func(v string) error {
-					for _, w := range want[2:] {
+					for _, w := range want[1 : len(want)-1] {
 						if !strings.Contains(v, w) {
 							return fmt.Errorf("status message %q does not say %q", v, w)
 						}
@@ -313,13 +314,12 @@ resource "landscaper_execution" %[1]q {
 					}
 					t.Logf("three forbidden items failed within %s", time.Since(start).Round(time.Millisecond))
 				},
-				Config:             config,
 				RefreshState:       true,
 				ExpectNonEmptyPlan: true,
 				Check: resource.ComposeTestCheckFunc(
-					unauthorized("manifest", `cannot patch resource "configmaps"`),
+					unauthorized("manifest", `cannot get resource "configmaps"`),
 					unauthorized("release", `cannot list resource "secrets"`),
-					unauthorized("rendered", `cannot patch resource`),
+					unauthorized("rendered", `cannot get resource "configmaps"`),
 				),
 			},
 			{
@@ -327,10 +327,27 @@ resource "landscaper_execution" %[1]q {
 					rb := &rbacv1.RoleBinding{
 						ObjectMeta: metav1.ObjectMeta{Name: "restricted-admin", Namespace: ns},
 						Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: ns}},
-						RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "admin"},
+						// cluster-admin, not the aggregated admin: the test control
+						// plane runs no aggregation controller.
+						RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
 					}
 					if _, err := cs.RbacV1().RoleBindings(ns).Create(context.Background(), rb, metav1.CreateOptions{}); err != nil {
 						t.Fatal(err)
+					}
+					// The authorizer learns of the binding from a watch.
+					rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+					if err != nil {
+						t.Fatal(err)
+					}
+					restricted := kubernetes.NewForConfigOrDie(rc)
+					for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+						_, err := restricted.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{})
+						if err == nil {
+							break
+						}
+						if time.Now().After(deadline) {
+							t.Fatalf("the binding does not take effect: %v", err)
+						}
 					}
 				},
 				Config: config,
