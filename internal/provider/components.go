@@ -73,7 +73,13 @@ func componentProviderAttributes() map[string]schema.Attribute {
 					"of the signer (`ocm verify --public-key`)."},
 				"ca_certificate": schema.StringAttribute{Optional: true, MarkdownDescription: "PEM-encoded CA certificate " +
 					"that issued the signer's certificate (`ocm verify --ca-cert`); the signature must carry the " +
-					"signer's certificate."},
+					"signer's certificate, which must allow code signing (its extended key usage, if any) and digital " +
+					"signatures (its key usage, if any). Without `subject`, any certificate the CA issued is accepted " +
+					"(a warning says so)."},
+				"subject": schema.StringAttribute{Optional: true, MarkdownDescription: "With `ca_certificate`: the " +
+					"signer whose certificate alone is accepted, as a distinguished name (`CN=release signer,O=Acme,C=DE`, " +
+					"as `openssl x509 -subject -nameopt RFC2253` prints it; every attribute must match, in any order) " +
+					"or a plain common name (`release signer`)."},
 			}},
 		},
 		attrComponentOverwrites: schema.DynamicAttribute{
@@ -113,6 +119,7 @@ type credentialModel struct {
 type signatureModel struct {
 	PublicKey     types.String `tfsdk:"public_key"`
 	CACertificate types.String `tfsdk:"ca_certificate"`
+	Subject       types.String `tfsdk:"subject"`
 }
 
 // componentsConfig is the components part of the provider configuration,
@@ -165,6 +172,17 @@ func (m componentsModel) decode(ctx context.Context) (componentsConfig, diag.Dia
 			if (s.PublicKey.ValueString() == "") == (s.CACertificate.ValueString() == "") && known(s.PublicKey) && known(s.CACertificate) {
 				diags.AddAttributeError(path.Root(attrVerificationSignatures).AtMapKey(name), "Invalid verification signature",
 					"set exactly one of public_key and ca_certificate")
+			}
+			if !s.Subject.IsNull() && known(s.Subject) && known(s.CACertificate) {
+				at := path.Root(attrVerificationSignatures).AtMapKey(name)
+				if s.CACertificate.ValueString() == "" {
+					diags.AddAttributeError(at.AtName("subject"), "Invalid verification signature",
+						"subject applies to ca_certificate only: a public_key names its signer already")
+				} else if _, err := newSignatureVerifier(name, "", s.CACertificate.ValueString(), ""); err != nil {
+					diags.AddAttributeError(at.AtName("ca_certificate"), "Invalid verification signature", err.Error())
+				} else if _, err := newSignatureVerifier(name, "", s.CACertificate.ValueString(), s.Subject.ValueString()); err != nil {
+					diags.AddAttributeError(at.AtName("subject"), "Invalid verification signature", err.Error())
+				}
 			}
 		}
 	}
@@ -315,6 +333,15 @@ func localRepository(p string) map[string]any {
 // validateComponent checks an installation's component at plan time.
 func validateComponent(comp, verification tftypes.Value) problems {
 	var ps problems
+	if v := fields(verification); v != nil {
+		if n := v["signature_name"]; n.IsKnown() && !n.IsNull() && str(n) == "" {
+			// An empty name once verified nothing, silently: a
+			// verification block always verifies.
+			ps.add(attrPath("verification").WithAttributeName("signature_name"), "Invalid verification",
+				"signature_name is empty: name the signature to verify (a key of the provider's verification_signatures); "+
+					"to install without verifying, remove the verification block")
+		}
+	}
 	c := fields(comp)
 	if c == nil {
 		if v := verification; v.IsKnown() && !v.IsNull() {
@@ -419,5 +446,20 @@ func (c *components) verifier(name string) (component.Verifier, error) {
 		}
 		return nil, fmt.Errorf("signature %q is not in the provider's verification_signatures (%s)", name, strings.Join(names, ", "))
 	}
-	return newSignatureVerifier(name, s.PublicKey.ValueString(), s.CACertificate.ValueString())
+	return newSignatureVerifier(name, s.PublicKey.ValueString(), s.CACertificate.ValueString(), s.Subject.ValueString())
+}
+
+// signatureWarnings says which CA signatures accept any certificate
+// their CA issued. Given once, when the configuration is validated.
+func (c componentsConfig) signatureWarnings() diag.Diagnostics {
+	var diags diag.Diagnostics
+	for _, name := range slices.Sorted(maps.Keys(c.signatures)) {
+		s := c.signatures[name]
+		if s.CACertificate.ValueString() != "" && s.Subject.IsNull() {
+			diags.AddAttributeWarning(path.Root(attrVerificationSignatures).AtMapKey(name).AtName("ca_certificate"), "Any signer of this CA is accepted",
+				fmt.Sprintf("signature %q verifies with a CA certificate and no subject: a component signed with any certificate that CA "+
+					"issued verifies. Set subject to the signer's certificate subject (or common name) to accept that signer only.", name))
+		}
+	}
+	return diags
 }

@@ -22,8 +22,15 @@ func newRegistryClient(cc componentsConfig, cache ocm.Cache, version string) (re
 	})
 }
 
-func newSignatureVerifier(name, publicKey, caCertificate string) (component.Verifier, error) {
-	return signing.NewVerifier(name, publicKey, caCertificate)
+func newSignatureVerifier(name, publicKey, caCertificate, subject string) (component.Verifier, error) {
+	v, err := signing.NewVerifier(name, publicKey, caCertificate)
+	if err != nil || subject == "" {
+		return v, err
+	}
+	if err := v.RequireSubject(subject); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // chartRegistry is the registry client of the provider's configuration,

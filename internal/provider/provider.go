@@ -197,13 +197,14 @@ func (p *Provider) ValidateConfig(ctx context.Context, req provider.ValidateConf
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	_, diags := cfg.decode(ctx)
+	cc, diags := cfg.decode(ctx)
 	resp.Diagnostics.Append(diags...)
 	raw := fields(req.Config.Raw)
 	_, diags = decodeProviderTargets(raw[attrTargets], p.deployers)
 	resp.Diagnostics.Append(diags...)
 	_, diags = decodeAllowedDeployers(raw[attrAllowedDeployers], p.deployers)
 	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(cc.signatureWarnings()...)
 }
 
 func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {

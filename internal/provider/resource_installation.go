@@ -336,7 +336,7 @@ func sourceOf(f map[string]tftypes.Value) (render.Source, bool) {
 			src.Component.RepositoryContext = localRepository(repo)
 		}
 		if v := fields(f["verification"]); v != nil {
-			src.Component.SignatureName = str(v["signature_name"])
+			src.Component.Verify, src.Component.SignatureName = true, str(v["signature_name"])
 		}
 	}
 	return src, true

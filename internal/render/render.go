@@ -29,8 +29,10 @@ type Component struct {
 	// looked up when no constructor holds them (Landscaper's
 	// repositoryContext); nil uses Options.OCM's default.
 	RepositoryContext map[string]any
-	// SignatureName names the signature to verify before anything is
-	// rendered; empty verifies nothing.
+	// Verify says the component's signature SignatureName is verified
+	// before anything is rendered; an empty name is then an error, never
+	// a way to verify nothing.
+	Verify        bool
 	SignatureName string
 }
 
@@ -108,7 +110,7 @@ func Load(ctx context.Context, src Source, opts Options) (installation.Blueprint
 // loadComponents loads the components of an installation: from its
 // constructor files and, where it has one, from its repository.
 func loadComponents(ctx context.Context, c *Component, opts Options) (*component.Set, error) {
-	if opts.OCM == nil && c.RepositoryContext == nil && c.SignatureName == "" {
+	if opts.OCM == nil && c.RepositoryContext == nil && !c.Verify {
 		set, err := component.LoadFiles(c.Constructors...)
 		return set, constructorError(c.Constructors, err)
 	}
@@ -119,7 +121,10 @@ func loadComponents(ctx context.Context, c *Component, opts Options) (*component
 		octx = *opts.OCM
 	}
 	o.Resolver = ocm.NewResolver(octx)
-	if c.SignatureName != "" {
+	if c.Verify {
+		if c.SignatureName == "" {
+			return nil, &SourceError{Field: "verification", Err: errors.New("signature_name is empty: name the signature to verify")}
+		}
 		if opts.Verifier == nil {
 			return nil, &SourceError{Field: "verification", Err: errors.New("signature verification is not available")}
 		}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
@@ -37,6 +38,10 @@ type Verifier struct {
 	Name string
 	key  *rsa.PublicKey
 	ca   *x509.CertPool
+	// subject, when set, is the one signer a CA verifier accepts, as
+	// sorted "TYPE=value" attributes, or a common name alone.
+	subject    []string
+	subjectRaw string
 }
 
 // NewVerifier reads a PEM public key (PKIX or PKCS#1, or a certificate
@@ -62,6 +67,101 @@ func NewVerifier(name, publicKey, caCertificate string) (*Verifier, error) {
 		return nil, fmt.Errorf("signature %q has neither public_key nor ca_certificate", name)
 	}
 	return v, nil
+}
+
+// RequireSubject makes a CA verifier accept only signers whose
+// certificate carries this subject: a distinguished name as RFC 2253
+// writes it ("CN=signer,O=Acme", attributes in any order), or a plain
+// common name. Without it, any certificate the CA issued is accepted,
+// which for a CA that issues to more than one party is anyone's.
+func (v *Verifier) RequireSubject(subject string) error {
+	if v.ca == nil {
+		return fmt.Errorf("subject of signature %q applies to ca_certificate only (a public_key names its signer already)", v.Name)
+	}
+	subject = strings.TrimSpace(subject)
+	if subject == "" {
+		return fmt.Errorf("subject of signature %q is empty", v.Name)
+	}
+	if strings.Contains(subject, "=") {
+		dn, err := parseDN(subject)
+		if err != nil {
+			return fmt.Errorf("subject of signature %q: %w", v.Name, err)
+		}
+		v.subject = dn
+	}
+	v.subjectRaw = subject
+	return nil
+}
+
+// subjectMatches reports whether a signer's certificate carries the
+// required subject.
+func (v *Verifier) subjectMatches(c *x509.Certificate) bool {
+	if v.subjectRaw == "" {
+		return true
+	}
+	if v.subject == nil {
+		return c.Subject.CommonName == v.subjectRaw
+	}
+	got, err := parseDN(c.Subject.String())
+	return err == nil && slices.Equal(got, v.subject)
+}
+
+// dnTypes maps the attribute names RFC 2253 and OpenSSL write to the
+// ones Go prints, so either spelling compares equal.
+var dnTypes = map[string]string{"COMMONNAME": "CN", "ORGANIZATIONNAME": "O", "ORGANIZATIONALUNITNAME": "OU",
+	"COUNTRYNAME": "C", "LOCALITYNAME": "L", "STATEORPROVINCENAME": "ST", "S": "ST", "STREETADDRESS": "STREET"}
+
+// parseDN splits a distinguished name into sorted "TYPE=value"
+// attributes: RDNs (",") and multi-valued RDNs ("+") alike, a backslash
+// escaping the next character. Order does not count; every attribute of
+// the name does.
+func parseDN(dn string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	flush := func() error {
+		k, val, ok := strings.Cut(cur.String(), "=")
+		cur.Reset()
+		k = strings.ToUpper(strings.TrimSpace(k))
+		if !ok || k == "" {
+			return fmt.Errorf("%q is not a distinguished name (TYPE=value, ...)", dn)
+		}
+		if alias, ok := dnTypes[k]; ok {
+			k = alias
+		}
+		out = append(out, k+"="+strings.TrimSpace(val))
+		return nil
+	}
+	for i := 0; i < len(dn); i++ {
+		switch ch := dn[i]; {
+		case ch == '\\' && i+1 < len(dn):
+			i++
+			cur.WriteByte(dn[i])
+		case ch == ',' || ch == '+':
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		default:
+			cur.WriteByte(ch)
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// checkKeyUsage refuses a signer's certificate that its issuer limited
+// to something other than signing. A certificate without the key usage
+// extension is unrestricted (RFC 5280 4.2.1.3); with it, it must allow
+// digital signatures (or content commitment, which some CAs set for
+// signing certificates instead). Extended key usages are checked by the
+// chain verification: code signing, or none given.
+func checkKeyUsage(c *x509.Certificate) error {
+	if c.KeyUsage != 0 && c.KeyUsage&(x509.KeyUsageDigitalSignature|x509.KeyUsageContentCommitment) == 0 {
+		return errors.New("the signer's certificate does not allow digital signatures (key usage)")
+	}
+	return nil
 }
 
 func parsePublicKey(data []byte) (*rsa.PublicKey, error) {
@@ -186,8 +286,21 @@ func (v *Verifier) verifySignature(s ocm.SignatureSpec, digest []byte) error {
 		for _, c := range chain[1:] {
 			inter.AddCert(c)
 		}
-		if _, err := chain[0].Verify(x509.VerifyOptions{Roots: v.ca, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
+		// Code signing: a certificate its issuer meant for TLS servers
+		// (or anything else) does not sign components.
+		if _, err := chain[0].Verify(x509.VerifyOptions{Roots: v.ca, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning}}); err != nil {
+			var inv x509.CertificateInvalidError
+			if errors.As(err, &inv) && inv.Reason == x509.IncompatibleUsage {
+				return fmt.Errorf("signature %q: the signer's certificate is not for code signing (extended key usage): %w", v.Name, err)
+			}
 			return fmt.Errorf("signature %q: the signer's certificate is not issued by ca_certificate: %w", v.Name, err)
+		}
+		if err := checkKeyUsage(chain[0]); err != nil {
+			return fmt.Errorf("signature %q: %w", v.Name, err)
+		}
+		if !v.subjectMatches(chain[0]) {
+			return fmt.Errorf("signature %q: the signer's certificate has subject %q, not the subject %q that verification_signatures requires",
+				v.Name, chain[0].Subject.String(), v.subjectRaw)
 		}
 		if s.Issuer != "" && !issuerMatches(s.Issuer, chain[0]) {
 			return fmt.Errorf("signature %q: the signer's certificate (%s) is not the issuer the signature names (%s)", v.Name, chain[0].Subject, s.Issuer)

@@ -332,3 +332,68 @@ func TestCheckReferenceIsStrict(t *testing.T) {
 		t.Fatalf("folded key in a referenced descriptor: %v", err)
 	}
 }
+
+// A CA verifier with a subject accepts that signer only; key usages that
+// exclude signing are refused whether or not a subject is required.
+func TestVerifyCASubjectAndKeyUsage(t *testing.T) {
+	ca, err := signtest.NewCA("acme CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer := key(t)
+	signedBy := func(subject pkix.Name, usage x509.KeyUsage, ext ...x509.ExtKeyUsage) []byte {
+		der, err := ca.Issue(signer, subject, usage, ext...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sign(t, descriptor(), signtest.Options{Name: "acme", Key: signer, Chain: [][]byte{der}})
+	}
+	release := pkix.Name{CommonName: "release signer", Organization: []string{"Acme"}, Country: []string{"DE"}}
+	intern := pkix.Name{CommonName: "intern", Organization: []string{"Acme"}, Country: []string{"DE"}}
+	verifier := func(subject string) *signing.Verifier {
+		v, err := signing.NewVerifier("acme", "", ca.PEM())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if subject != "" {
+			if err := v.RequireSubject(subject); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return v
+	}
+	cases := []struct {
+		name, subject string
+		signed        []byte
+		want          string
+	}{
+		{"any signer without subject", "", signedBy(intern, x509.KeyUsageDigitalSignature), ""},
+		{"common name", "release signer", signedBy(release, x509.KeyUsageDigitalSignature), ""},
+		{"DN in another order and spelling", "c=DE, commonName=release signer,O=Acme", signedBy(release, x509.KeyUsageDigitalSignature, x509.ExtKeyUsageCodeSigning), ""},
+		{"other signer of the same CA", "release signer", signedBy(intern, x509.KeyUsageDigitalSignature), `subject "CN=intern,O=Acme,C=DE", not the subject "release signer"`},
+		{"DN missing an attribute", "CN=release signer,O=Acme", signedBy(release, x509.KeyUsageDigitalSignature), "not the subject"},
+		{"CN smuggled into another attribute", "CN=release signer,O=Acme,C=DE", signedBy(pkix.Name{CommonName: "x", Organization: []string{"Acme"}, Country: []string{"DE"}, OrganizationalUnit: []string{"CN=release signer"}}, x509.KeyUsageDigitalSignature), "not the subject"},
+		{"key encipherment only", "", signedBy(release, x509.KeyUsageKeyEncipherment), "does not allow digital signatures"},
+		{"TLS server certificate", "", signedBy(release, x509.KeyUsageDigitalSignature, x509.ExtKeyUsageServerAuth), "not for code signing"},
+		{"no key usage extension", "", signedBy(release, 0), ""},
+	}
+	for _, tc := range cases {
+		err := verifier(tc.subject).VerifyComponent(version(t, tc.signed))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	pub, _ := signing.NewVerifier("acme", signtest.PublicKeyPEM(signer), "")
+	if err := pub.RequireSubject("release signer"); err == nil || !strings.Contains(err.Error(), "ca_certificate only") {
+		t.Fatalf("subject with public_key: %v", err)
+	}
+	if err := verifier("").RequireSubject("CN"); err != nil {
+		t.Fatalf("a bare common name: %v", err)
+	}
+	if err := verifier("").RequireSubject("=x,CN=y"); err == nil {
+		t.Fatal("a malformed DN was accepted")
+	}
+}

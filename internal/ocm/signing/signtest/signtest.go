@@ -8,10 +8,13 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"math/big"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -109,4 +112,48 @@ func ReferenceDigest(raw []byte, normalisation string) (map[string]any, error) {
 		return nil, fmt.Errorf("reference digest: %w", err)
 	}
 	return map[string]any{"hashAlgorithm": "SHA-256", "normalisationAlgorithm": normalisation, "value": d}, nil
+}
+
+// CA issues signer certificates, for CA-mode verification
+// (verification_signatures.<name>.ca_certificate).
+type CA struct {
+	Cert *x509.Certificate
+	key  *rsa.PrivateKey
+	der  []byte
+}
+
+// NewCA makes a self-signed CA with the given common name.
+func NewCA(commonName string) (*CA, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: commonName}, IsCA: true,
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{Cert: cert, key: key, der: der}, nil
+}
+
+// PEM is the CA certificate as ca_certificate takes it.
+func (ca *CA) PEM() string {
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.der}))
+}
+
+// Issue returns the DER certificate of a signer key with the given
+// subject and usages (zero values leave the extension out).
+func (ca *CA) Issue(signer *rsa.PrivateKey, subject pkix.Name, usage x509.KeyUsage, ext ...x509.ExtKeyUsage) ([]byte, error) {
+	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: subject, KeyUsage: usage, ExtKeyUsage: ext,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
+	return x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &signer.PublicKey, ca.key)
 }
