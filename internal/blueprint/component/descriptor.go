@@ -25,7 +25,12 @@ func (c *Component) Descriptor() map[string]any {
 	if c.cv != nil {
 		// Decoded once; every caller gets its own deep copy, cheaper than
 		// decoding again for each node of a tree.
-		c.genericOnce.Do(func() { c.generic = c.cv.Descriptor.Generic() })
+		c.genericOnce.Do(func() {
+			c.generic = c.cv.Descriptor.Generic()
+			if c.verifying {
+				verifiedView(c.generic, c.cv.Descriptor, c.verified)
+			}
+		})
 		m, _ := generic(c.generic).(map[string]any)
 		return m
 	}
@@ -73,10 +78,14 @@ func (c *Component) Descriptor() map[string]any {
 	if c.Spec.CreationTime != "" {
 		comp["creationTime"] = c.Spec.CreationTime
 	}
-	return map[string]any{
+	doc := map[string]any{
 		"meta":      map[string]any{"schemaVersion": SchemaVersion},
 		"component": comp,
 	}
+	if c.verifying {
+		verifiedView(doc, nil, false)
+	}
+	return doc
 }
 
 func (r *Resource) entry() map[string]any {

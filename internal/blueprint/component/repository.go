@@ -82,6 +82,11 @@ func Resolve(ctx context.Context, o ResolveOptions) (*Set, error) {
 	if err := r.root(rootRef); err != nil {
 		return nil, err
 	}
+	if o.Verifier != nil {
+		for _, c := range s.components {
+			c.verifying = true
+		}
+	}
 	d, err := s.computeDigest()
 	if err != nil {
 		return nil, err
@@ -259,7 +264,16 @@ func (s *Set) repositoryResource(c *Component, res ocm.Resource, _ string) *Reso
 		r.Labels = append(r.Labels, Label{Name: l.Name, Value: l.Value, Version: l.Version, Signing: l.Signing})
 	}
 	r.fetch = sync.OnceValues(func() (*Blob, error) {
-		b, err := s.resolver.Blob(s.ctx, c.cv, res.Access)
+		ctx, access := s.ctx, res.Access
+		if c.verified {
+			// Fetched where the signature says, or not at all: the digest
+			// check after the fetch cannot undo a connection made.
+			if access = pinnedAccess(res); access == nil {
+				return nil, &VerificationError{Err: fmt.Errorf("resource %q of component %s: its OCI access cannot be pinned: the signed descriptor records no OCI artifact digest for it", res.Name, c.ID())}
+			}
+			ctx = ocm.WithVerifiedFetch(ctx)
+		}
+		b, err := s.resolver.Blob(ctx, c.cv, access)
 		if err != nil {
 			if errors.Is(err, ocm.ErrUnsupportedAccess) {
 				return nil, fmt.Errorf("resource %q of component %s: %w", res.Name, c.ID(), err)

@@ -33,6 +33,11 @@ type Set struct {
 	resolver *ocm.Resolver
 	redirect map[ID]ID
 	verifier Verifier
+
+	// The digests verified components sign, by normalisation and digest:
+	// what deployers may fetch from elsewhere under verification.
+	signedOnce    sync.Once
+	signedDigests map[string]string
 }
 
 // ID names a component version.
@@ -57,6 +62,9 @@ type Component struct {
 	// checked signature.
 	cv       *ocm.ComponentVersion
 	verified bool
+	// verifying says the Set verifies signatures: a component that is
+	// not verified then shows templates no OCI access and no content.
+	verifying bool
 
 	genericOnce sync.Once
 	generic     map[string]any
@@ -452,6 +460,9 @@ func (s *Set) ResourceContent(componentName, componentVersion, resourceName stri
 // Content returns the blob of an input resource. An access resource has no
 // local content; that is an error naming the access type.
 func (r *Resource) Content(c *Component) (*Blob, error) {
+	if c.verifying && !c.verified {
+		return nil, c.unverifiedError(fmt.Sprintf("resource %q", r.Name))
+	}
 	if r.Blob != nil {
 		return r.Blob, nil
 	}

@@ -388,3 +388,74 @@ func TestExplicitPlainHTTPBaseURL(t *testing.T) {
 		t.Fatal("http:// did not allow plain HTTP")
 	}
 }
+
+// A verified fetch of a helm access goes over HTTPS to the repository's
+// host only, and trusts no CA the (unsigned) access names: the digest
+// check comes after the connection.
+func TestVerifiedHelmAccess(t *testing.T) {
+	chart := []byte("chart archive bytes")
+	other := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/charts/index.yaml":
+			fmt.Fprint(w, "apiVersion: v1\nentries:\n  echo:\n  - version: 1.0.0\n    urls: [echo-1.0.0.tgz]\n")
+		default:
+			_, _ = w.Write(chart)
+		}
+	}))
+	defer other.Close()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/charts/index.yaml":
+			fmt.Fprintf(w, "apiVersion: v1\nentries:\n  echo:\n  - version: 1.0.0\n    urls: [echo-1.0.0.tgz]\n  - version: 2.0.0\n    urls: [%s/echo-2.0.0.tgz]\n", other.URL)
+		case strings.HasPrefix(p, "/moved/"):
+			http.Redirect(w, r, "/charts/"+strings.TrimPrefix(p, "/moved/"), http.StatusFound)
+		case strings.HasPrefix(p, "/away/"):
+			http.Redirect(w, r, other.URL+"/charts/"+strings.TrimPrefix(p, "/away/"), http.StatusFound)
+		case p == "/charts/echo-1.0.0.tgz":
+			_, _ = w.Write(chart)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	plain := httptest.NewServer(other.Config.Handler)
+	defer plain.Close()
+	tr, _ := srv.Client().Transport.(*http.Transport)
+	c, err := New(Options{Transport: tr.Clone(), Keychain: authn.NewMultiKeychain()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ocm.WithVerifiedFetch(context.Background())
+	helm := func(repo, chart string, extra ...string) map[string]any {
+		a := map[string]any{"type": "helm", "helmRepository": repo, "helmChart": chart}
+		for i := 0; i+1 < len(extra); i += 2 {
+			a[extra[i]] = extra[i+1]
+		}
+		return a
+	}
+	for _, ok := range []map[string]any{helm(srv.URL+"/charts", "echo:1.0.0"), helm(srv.URL+"/moved", "echo:1.0.0")} {
+		if b, err := c.Blob(ctx, ok); err != nil || string(b.Data) != string(chart) {
+			t.Errorf("%v: %v", ok, err)
+		}
+	}
+	refused := map[string]struct {
+		access map[string]any
+		want   string
+	}{
+		"plain HTTP":                 {helm(plain.URL+"/charts", "echo:1.0.0"), "over HTTPS only"},
+		"a CA the access names":      {helm(srv.URL+"/charts", "echo:1.0.0", "caCert", "-----BEGIN CERTIFICATE-----"), "does not trust the caCert"},
+		"a redirect to another host": {helm(srv.URL+"/away", "echo:1.0.0"), "does not follow " + other.URL},
+		"a chart on another host":    {helm(srv.URL+"/charts", "echo:2.0.0"), "does not follow " + other.URL},
+	}
+	for name, tc := range refused {
+		if _, err := c.Blob(ctx, tc.access); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if !strings.HasPrefix(name, "a CA") {
+			// Without verification the same access is fetched.
+			if _, err := c.Blob(context.Background(), tc.access); err != nil {
+				t.Errorf("%s, not verified: %v", name, err)
+			}
+		}
+	}
+}

@@ -62,6 +62,11 @@ func (c *Client) Blob(ctx context.Context, access map[string]any) (*ocm.Blob, er
 		if !ok {
 			return nil, fmt.Errorf("helm access: helmChart must be name:version, got %q", a.HelmChart)
 		}
+		if ocm.VerifiedFetch(ctx) {
+			if err := verifiedHelmAccess(a.HelmRepository, a.CACert); err != nil {
+				return nil, err
+			}
+		}
 		return c.helmChart(ctx, a.HelmRepository, chartName, version, a.CACert)
 	}
 	return nil, fmt.Errorf("%w %q", ocm.ErrUnsupportedAccess, ocm.AccessType(access))
@@ -164,6 +169,30 @@ func (c *Client) HelmChart(ctx context.Context, repo, chart, version string) (*o
 	return c.helmChart(ctx, repo, chart, version, "")
 }
 
+// verifiedHelmAccess refuses what a verified helm access must not make
+// the provider do before its digest is checked: the access is not signed,
+// so whoever controls the registry chooses the URL and the CA.
+func verifiedHelmAccess(repo, caCert string) error {
+	if u, err := url.Parse(repo); err != nil || u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("helm access: helmRepository %q: a verifying installation reaches chart repositories over HTTPS only", redact(repo))
+	}
+	if caCert != "" {
+		return errors.New("helm access: a verifying installation does not trust the caCert an access names (accesses are not signed); " +
+			"the chart repository's certificate must be trusted by the system (SSL_CERT_FILE)")
+	}
+	return nil
+}
+
+// sameHostHTTPS refuses, for a verified fetch, a URL the first one leads
+// to (a redirect, or a chart URL of the index) on another host or over
+// plain HTTP.
+func sameHostHTTPS(from, to *url.URL) error {
+	if to.Scheme != "https" || !strings.EqualFold(to.Host, from.Host) {
+		return fmt.Errorf("a verifying installation does not follow %s from %s: only HTTPS on the same host", to.Redacted(), from.Host)
+	}
+	return nil
+}
+
 func (c *Client) helmChart(ctx context.Context, repo, chartName, version, caCert string) (*ocm.Blob, error) {
 	if repo == "" || chartName == "" || version == "" {
 		return nil, fmt.Errorf("helm chart repository, chart name and version are required, got %q, %q and %q", repo, chartName, version)
@@ -189,6 +218,15 @@ func (c *Client) helmChart(ctx context.Context, repo, chartName, version, caCert
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("helm chart repository %q: not an http or https URL", redact(repo))
 	}
+	verified := ocm.VerifiedFetch(ctx)
+	if verified {
+		client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			return sameHostHTTPS(via[0].URL, req.URL)
+		}
+	}
 	what := fmt.Sprintf("the index of helm chart repository %s", redact(repo))
 	index, err := c.get(ctx, client, base.JoinPath("index.yaml"), maxHelmIndexSize, what)
 	if err != nil {
@@ -205,6 +243,11 @@ func (c *Client) helmChart(ctx context.Context, repo, chartName, version, caCert
 	u, err := base.Parse(e.URLs[0])
 	if err != nil {
 		return nil, fmt.Errorf("helm chart repository %s: chart URL %q: %w", redact(repo), e.URLs[0], err)
+	}
+	if verified {
+		if err := sameHostHTTPS(base, u); err != nil {
+			return nil, fmt.Errorf("helm chart %s %s from %s: %w", chartName, e.Version, redact(repo), err)
+		}
 	}
 	want := ""
 	if e.Digest != "" {
