@@ -120,6 +120,33 @@ type ResourceResolver interface {
 	Resource(ctx context.Context, ref ResourceRef) (data []byte, mediaType string, err error)
 }
 
+// SignedContent is what the ResourceResolver of an installation that
+// verifies signatures also offers: the digests the verified components
+// sign. A deployer that fetches content from anywhere else (a chart by
+// OCI reference or URL) checks what it fetched against them before use,
+// since a reference or URL is not signed, only digests are.
+type SignedContent interface {
+	// SignedArtifact names the resource whose signed OCI artifact digest
+	// is digest (a manifest digest, "sha256:<hex>"), or reports false.
+	SignedArtifact(digest string) (resource string, ok bool)
+	// SignedBlob names the resource whose signed blob digest
+	// (genericBlobDigest/v1) is digest ("sha256:<hex>"), or reports false.
+	SignedBlob(digest string) (resource string, ok bool)
+}
+
+// Verifying returns the SignedContent of a resolver when its
+// installation verifies signatures, and nil otherwise.
+func Verifying(r ResourceResolver) SignedContent {
+	type verifying interface {
+		SignedContent
+		Verifying() bool
+	}
+	if v, ok := r.(verifying); ok && v.Verifying() {
+		return v
+	}
+	return nil
+}
+
 // Result is what a successful (or partially successful) run reports.
 type Result struct {
 	// ProviderStatus is deployer-specific JSON shown to users, or nil.

@@ -131,6 +131,17 @@ func (r itemResources) Resource(_ context.Context, ref deployer.ResourceRef) ([]
 	return blob.Data, blob.MediaType, nil
 }
 
+// Verifying, SignedArtifact and SignedBlob make the resolver a
+// deployer.SignedContent: under verification, deployers check what they
+// fetch elsewhere against the digests the verified components sign.
+func (r itemResources) Verifying() bool { return r.set.Verifying() }
+
+func (r itemResources) SignedArtifact(digest string) (string, bool) {
+	return r.set.SignedArtifact(digest)
+}
+
+func (r itemResources) SignedBlob(digest string) (string, bool) { return r.set.SignedBlob(digest) }
+
 // importValues validates the imports and returns what templates see as
 // .imports: data (with defaults) and targets as Landscaper Target objects.
 func (n *node) importValues(in installation.Input) (map[string]any, error) {

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +34,7 @@ const maxChartSize = 64 << 20
 // work without a change of config fail terminally; network and server
 // errors are transient, since a registry may come back.
 func (d *Deployer) loadChart(ctx context.Context, ch *Chart, resources deployer.ResourceResolver) (*chart.Chart, error) {
+	signed := deployer.Verifying(resources)
 	switch {
 	case ch.Archive != nil && ch.Archive.Raw != "":
 		data, err := base64.StdEncoding.DecodeString(strings.TrimSpace(ch.Archive.Raw))
@@ -40,11 +43,11 @@ func (d *Deployer) loadChart(ctx context.Context, ch *Chart, resources deployer.
 		}
 		return loadArchive(data, "chart.archive.raw")
 	case ch.Archive != nil && ch.Archive.Remote != nil:
-		return d.loadRemoteArchive(ctx, ch.Archive.Remote.URL)
+		return d.loadRemoteArchive(ctx, ch.Archive.Remote.URL, signed)
 	case ch.Ref != "":
-		return d.loadOCI(ctx, ch.Ref)
+		return d.loadOCI(ctx, ch.Ref, signed)
 	case ch.HelmChartRepo != nil:
-		return d.loadFromRepo(ctx, ch.HelmChartRepo)
+		return d.loadFromRepo(ctx, ch.HelmChartRepo, signed)
 	case ch.FromResource != nil || ch.ResourceRef != "":
 		if resources == nil {
 			return nil, core.ConfigurationProblem("the chart is a component's resource, but this deploy item has no component to take it from")
@@ -122,13 +125,52 @@ func loadArchive(data []byte, from string) (*chart.Chart, error) {
 	return c, nil
 }
 
+// useResourceRef is how a refused chart source can be made one a
+// verifying installation accepts.
+const useResourceRef = "take the chart from the verified component instead: chart.resourceRef: " +
+	`{{ getResourceKey "cd://resources/<name>" }}` + " (the chart resource's content is checked against its signed digest), " +
+	`or chart.ref: {{ (getResource .cd "name" "<name>").access.imageReference }}` + ", which a verifying installation pins to the signed digest"
+
+// checkSignedArtifact refuses, under verification, an OCI chart whose
+// manifest digest no verified component signs: a reference's tag, host
+// and repository are not signed, and a registry may serve anything.
+func checkSignedArtifact(signed deployer.SignedContent, ref, manifestDigest string) error {
+	if signed == nil {
+		return nil
+	}
+	if _, ok := signed.SignedArtifact(manifestDigest); ok {
+		return nil
+	}
+	return core.ConfigurationProblem("chart.ref %s: the installation verifies signatures, and the chart pulled (manifest %s) is no artifact "+
+		"a verified component signs; %s", ref, manifestDigest, useResourceRef)
+}
+
+// checkSignedBlob refuses, under verification, a chart archive whose
+// digest no verified component signs.
+func checkSignedBlob(signed deployer.SignedContent, from string, data []byte) error {
+	if signed == nil {
+		return nil
+	}
+	sum := sha256.Sum256(data)
+	digest := "sha256:" + hex.EncodeToString(sum[:])
+	if _, ok := signed.SignedBlob(digest); ok {
+		return nil
+	}
+	return core.ConfigurationProblem("%s: the installation verifies signatures, and the chart archive fetched (%s) is no resource "+
+		"a verified component signs; %s", from, digest, useResourceRef)
+}
+
 // loadRemoteArchive reads archive.remote.url: http(s) as Landscaper does,
 // and file:// URLs or plain paths to an archive or a chart directory.
-func (d *Deployer) loadRemoteArchive(ctx context.Context, raw string) (*chart.Chart, error) {
+// Under verification, the archive must be one a verified component signs.
+func (d *Deployer) loadRemoteArchive(ctx context.Context, raw string, signed deployer.SignedContent) (*chart.Chart, error) {
 	u, err := url.Parse(raw)
 	if err == nil && (u.Scheme == "http" || u.Scheme == "https") {
 		data, err := d.get(ctx, raw)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkSignedBlob(signed, "chart.archive.remote.url "+redact(raw), data); err != nil {
 			return nil, err
 		}
 		return loadArchive(data, redact(raw))
@@ -142,8 +184,23 @@ func (d *Deployer) loadRemoteArchive(ctx context.Context, raw string) (*chart.Ch
 	if !filepath.IsAbs(p) && d.opts.WorkingDir != "" {
 		p = filepath.Join(d.opts.WorkingDir, p)
 	}
-	if _, err := os.Stat(p); err != nil {
+	fi, err := os.Stat(p)
+	if err != nil {
 		return nil, core.ConfigurationProblem("chart.archive.remote.url: %v", err)
+	}
+	if signed != nil {
+		if fi.IsDir() {
+			return nil, core.ConfigurationProblem("chart.archive.remote.url %s: the installation verifies signatures, and a chart directory "+
+				"has no digest a signature could cover; %s", p, useResourceRef)
+		}
+		data, err := readFileLimited(p)
+		if err != nil {
+			return nil, core.ConfigurationProblem("chart.archive.remote.url: %v", err)
+		}
+		if err := checkSignedBlob(signed, "chart.archive.remote.url "+p, data); err != nil {
+			return nil, err
+		}
+		return loadArchive(data, p)
 	}
 	c, err := loader.Load(p)
 	if err != nil {
@@ -180,6 +237,24 @@ func (d *Deployer) get(ctx context.Context, rawURL string) ([]byte, error) {
 	return data, nil
 }
 
+// readFileLimited reads a chart archive, refusing one above
+// maxChartSize.
+func readFileLimited(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	data, err := io.ReadAll(io.LimitReader(f, maxChartSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxChartSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes", p, maxChartSize)
+	}
+	return data, nil
+}
+
 func unwrapURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -206,21 +281,30 @@ func (d *Deployer) httpClient() *http.Client {
 
 // loadFromRepo downloads a chart from a classic chart repository
 // (index.yaml), through the registry client: its credentials, TLS rules,
-// timeouts and cache are those of every other registry access.
-func (d *Deployer) loadFromRepo(ctx context.Context, r *HelmChartRepo) (*chart.Chart, error) {
+// timeouts and cache are those of every other registry access. Under
+// verification, the archive must be one a verified component signs.
+func (d *Deployer) loadFromRepo(ctx context.Context, r *HelmChartRepo, signed deployer.SignedContent) (*chart.Chart, error) {
 	b, err := d.registry().HelmChart(ctx, r.URL, r.Name, r.Version)
 	if err != nil {
 		return nil, registryError(ctx, "FetchChart", fmt.Sprintf("unable to fetch chart %q version %q from helm chart repository %s", r.Name, r.Version, redact(r.URL)), err)
+	}
+	if err := checkSignedBlob(signed, "chart.helmChartRepo "+redact(r.URL), b.Data); err != nil {
+		return nil, err
 	}
 	return loadArchive(b.Data, fmt.Sprintf("%s %s from %s", r.Name, r.Version, redact(r.URL)))
 }
 
 // loadOCI pulls a chart from an OCI registry through the registry client.
 // Landscaper writes refs without a scheme (host/repo:tag); oci:// is
-// accepted too, and http:// asks for plain HTTP.
-func (d *Deployer) loadOCI(ctx context.Context, ref string) (*chart.Chart, error) {
+// accepted too, and http:// asks for plain HTTP. Under verification, the
+// manifest pulled must be one a verified component signs, checked before
+// anything of the chart is used.
+func (d *Deployer) loadOCI(ctx context.Context, ref string, signed deployer.SignedContent) (*chart.Chart, error) {
 	p, err := d.pullChart(ctx, ref)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkSignedArtifact(signed, ref, p.ManifestDigest); err != nil {
 		return nil, err
 	}
 	return loadArchive(p.Data, ref)

@@ -264,3 +264,75 @@ func TestRenderAndValues(t *testing.T) {
 		t.Fatal("a missing value must fail the export")
 	}
 }
+
+// signedResolver is the resolver of a verifying installation: it signs
+// the digests it is given, and records the ones it was asked about.
+type signedResolver struct {
+	fakeResolver
+	artifacts, blobs map[string]bool
+	asked            []string
+}
+
+func (s *signedResolver) Verifying() bool { return true }
+
+func (s *signedResolver) SignedArtifact(d string) (string, bool) {
+	s.asked = append(s.asked, d)
+	return "resource \"chart\" of component example.com/c:1", s.artifacts[d]
+}
+
+func (s *signedResolver) SignedBlob(d string) (string, bool) {
+	s.asked = append(s.asked, d)
+	return "resource \"chart\" of component example.com/c:1", s.blobs[d]
+}
+
+// Under verification a chart fetched by reference or URL is used only if
+// a verified component signs its digest; otherwise the refusal says how
+// to take it from the component.
+func TestLoadChartUnderVerification(t *testing.T) {
+	archive := helmtest.Archive(t, helmtest.Demo, "0.2.0")
+	repo := helmtest.NewRepo(t)
+	repo.Add(t, archive)
+	reg := helmtest.NewRegistry(t)
+	ref := reg.Push(t, helmtest.Archive(t, helmtest.Demo, "0.3.0"))
+	tgz := filepath.Join(t.TempDir(), "demo.tgz")
+	if err := os.WriteFile(tgz, archive, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := New(Options{})
+	sources := map[string]Chart{
+		"oci":         {Ref: ref},
+		"remote http": {Archive: &Archive{Remote: &RemoteArchive{URL: repo.URL + "/charts/demo-0.2.0.tgz"}}},
+		"repo":        {HelmChartRepo: &HelmChartRepo{URL: repo.URL, Name: "demo", Version: "0.2.0"}},
+		"file":        {Archive: &Archive{Remote: &RemoteArchive{URL: tgz}}},
+	}
+	for name, ch := range sources {
+		t.Run(name, func(t *testing.T) {
+			unsigned := &signedResolver{}
+			_, err := d.loadChart(t.Context(), &ch, unsigned)
+			var ce *core.Error
+			if !errors.As(err, &ce) || ce.Transient || !strings.Contains(ce.Message, "the installation verifies signatures") ||
+				!strings.Contains(ce.Message, `chart.resourceRef: {{ getResourceKey "cd://resources/<name>" }}`) {
+				t.Fatalf("unsigned chart: %v", err)
+			}
+			if len(unsigned.asked) != 1 || !strings.HasPrefix(unsigned.asked[0], "sha256:") {
+				t.Fatalf("asked %v", unsigned.asked)
+			}
+			signed := &signedResolver{artifacts: map[string]bool{unsigned.asked[0]: true}, blobs: map[string]bool{unsigned.asked[0]: true}}
+			c, err := d.loadChart(t.Context(), &ch, signed)
+			if err != nil || c.Name() != "demo" {
+				t.Fatalf("signed chart: %v", err)
+			}
+		})
+	}
+	// An archive digest does not stand for a manifest digest.
+	blobOnly := &signedResolver{blobs: map[string]bool{}}
+	_, _ = d.loadChart(t.Context(), &Chart{Ref: ref}, blobOnly)
+	blobOnly.blobs[blobOnly.asked[0]] = true
+	if _, err := d.loadChart(t.Context(), &Chart{Ref: ref}, blobOnly); err == nil {
+		t.Fatal("a signed blob digest admitted an OCI manifest")
+	}
+	dir := &Chart{Archive: &Archive{Remote: &RemoteArchive{URL: helmtest.Dir(t, helmtest.Demo)}}}
+	if _, err := d.loadChart(t.Context(), dir, &signedResolver{}); err == nil || !strings.Contains(err.Error(), "chart directory has no digest") {
+		t.Fatalf("directory: %v", err)
+	}
+}
