@@ -170,9 +170,9 @@ func mkdir(t *testing.T, dir string) {
 	}
 }
 
-// pushChart pushes a chart archive as `helm push` does and returns its
+// pushSignedChart pushes a chart archive as `helm push` does and returns its
 // reference and manifest digest: what ociArtifactDigest/v1 signs.
-func pushChart(t *testing.T, reg *helmtest.Registry, archive []byte) (ref, digest string) {
+func pushSignedChart(t *testing.T, reg *helmtest.Registry, archive []byte) (ref, digest string) {
 	t.Helper()
 	ch := helmtest.Load(t, archive)
 	client, err := helmregistry.NewClient(helmregistry.ClientOptPlainHTTP(),
@@ -244,8 +244,8 @@ func TestAccInstallation_signedDigestsPinCharts(t *testing.T) {
 	kubeconfig, cs := helmCluster(t)
 	key := rsaKey(t)
 	charts := helmtest.NewRegistry(t)
-	signedRef, signedDigest := pushChart(t, charts, helmtest.Archive(t, helmtest.Demo, "1.0.0"))
-	otherRef, _ := pushChart(t, charts, helmtest.Archive(t, helmtest.Workload, "1.0.0"))
+	signedRef, signedDigest := pushSignedChart(t, charts, helmtest.Archive(t, helmtest.Demo, "1.0.0"))
+	otherRef, _ := pushSignedChart(t, charts, helmtest.Archive(t, helmtest.Workload, "1.0.0"))
 	fromAccess := `ref: {{ (getResource .cd "name" "chart").access.imageReference }}`
 	extraDir := t.TempDir()
 	mkdir(t, filepath.Join(extraDir, "chart"))
