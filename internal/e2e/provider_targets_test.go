@@ -195,8 +195,18 @@ func TestProviderTargetCredentialsStayOutOfState(t *testing.T) {
 	withToken, withCert := []string{"TF_VAR_kubeconfig=" + tokenCfg}, []string{"TF_VAR_kubeconfig=" + certCfg}
 
 	w.Config(providerTargetsConfig(ns, "test-cluster"))
-	if out, code := w.Run(withToken, "apply", "-input=false", "-no-color", "-auto-approve"); code != 0 {
+	logPath := w.Path("tf.log")
+	out, code := w.Run(append([]string{"TF_LOG=TRACE", "TF_LOG_PATH=" + logPath}, withToken...), "apply", "-input=false", "-no-color", "-auto-approve")
+	if code != 0 {
 		t.Fatalf("apply exited %d:\n%s", code, out)
+	}
+	if strings.Contains(out, kubeEnv.Token()) {
+		t.Error("the token is in the apply output")
+	}
+	for _, e := range readLog(t, logPath) {
+		if strings.Contains(e.text, kubeEnv.Token()) {
+			t.Errorf("the token is in the TRACE log at %s: %.300s", e.level, e.text)
+		}
 	}
 	if configMap(t, ns, "from-execution") == nil {
 		t.Fatal("the execution's ConfigMap was not created")
@@ -229,6 +239,9 @@ func TestProviderTargetCredentialsStayOutOfState(t *testing.T) {
 		return out
 	}
 	plan(withToken, 0)
+	if out, code := w.Run(withToken, "show", "-no-color"); code != 0 || strings.Contains(out, kubeEnv.Token()) {
+		t.Errorf("terraform show exited %d or shows the token", code)
+	}
 	// Rotation: another credential for the same cluster plans nothing.
 	plan(withCert, 0)
 	if out, code := w.Run(withCert, "apply", "-input=false", "-no-color", "-auto-approve"); code != 0 || !strings.Contains(out, "0 changed") {
@@ -236,9 +249,28 @@ func TestProviderTargetCredentialsStayOutOfState(t *testing.T) {
 	}
 	assertNotInState(t, w, secrets)
 
+	// Refresh checks for drift with the provider's credential: a ConfigMap
+	// deleted behind Terraform's back is seen, and the apply restores it.
+	req, err := http.NewRequest(http.MethodDelete, kubeEnv.Host()+"/api/v1/namespaces/"+ns+"/configmaps/from-execution", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := kubeEnv.HTTPClient().Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("deleting the ConfigMap: %v %v", resp, err)
+	}
+	_ = resp.Body.Close()
+	plan(withCert, 2)
+	if out, code := w.Run(withCert, "apply", "-input=false", "-no-color", "-auto-approve"); code != 0 {
+		t.Fatalf("apply after the drift exited %d:\n%s", code, out)
+	}
+	if configMap(t, ns, "from-execution") == nil {
+		t.Error("the drifted ConfigMap was not restored")
+	}
+
 	// The same name pointing to another server plans the items that use it.
 	elsewhere := strings.ReplaceAll(certCfg, kubeEnv.Host(), strings.Replace(kubeEnv.Host(), "127.0.0.1", "localhost", 1))
-	out := plan([]string{"TF_VAR_kubeconfig=" + elsewhere}, 2)
+	out = plan([]string{"TF_VAR_kubeconfig=" + elsewhere}, 2)
 	for _, s := range []string{"landscaper_execution.app", "landscaper_installation.inst", "localhost"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("the plan after pointing the target elsewhere does not show %q:\n%s", s, out)

@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
-	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
 )
 
 // Provider-level targets keep cluster credentials out of state: Terraform
@@ -299,13 +298,9 @@ func markRefs(blobs map[string][]byte, targets map[string]*deployer.Target) {
 	}
 }
 
-// pointAsBefore reports whether every provider target that private
-// state's items use is defined and points where it did.
-func (pt *providerTargets) pointAsBefore(private []byte) bool {
-	blobs, err := privatestate.Blobs(private)
-	if err != nil {
-		return false
-	}
+// pointAsBefore reports whether every provider target that the items of
+// private state (its blobs) use is defined and points where it did.
+func (pt *providerTargets) pointAsBefore(blobs map[string][]byte) bool {
 	refs, ok := blobs[refsKey]
 	if !ok {
 		return true

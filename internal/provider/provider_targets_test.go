@@ -329,3 +329,33 @@ func TestTargetReferencesAreNotSensitive(t *testing.T) {
 		}
 	}
 }
+
+// The blueprint data source takes references too, and renders the tree
+// as the installation's first plan would.
+func TestAccProviderTargets_blueprintDataSource(t *testing.T) {
+	cfg := providerTargetsHCL("https://127.0.0.1:1", "t0k3n-ds") + fmt.Sprintf(`
+data "landscaper_blueprint" "preview" {
+  blueprint = {
+    filesystem = {
+      "blueprint.yaml" = %q
+      "deploy.yaml"    = %q
+    }
+  }
+  targets      = { main = { name = "prod" } }
+  target_lists = { fleet = [{ name = "prod" }] }
+  target_maps  = { regions = { eu = { name = "prod" } } }
+}
+`, targetsBlueprint, targetsDeploy)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: cfg,
+			Check: resource.ComposeTestCheckFunc(
+				resource.TestCheckResourceAttr("data.landscaper_blueprint.preview", "deploy_items.fleet-0.target",
+					`fleet[0] -> provider target "prod" (https://127.0.0.1:1)`),
+				resource.TestCheckResourceAttr("data.landscaper_blueprint.preview", "deploy_items.fleet-0.config", `{"export":"prod"}`),
+				notInAttributes("t0k3n-ds"),
+			),
+		}},
+	})
+}

@@ -341,7 +341,8 @@ func (x *executions) validate(_ context.Context, config tftypes.Value) problems 
 }
 
 func (x *executions) settled(_ context.Context, _ *tfprotov6.DynamicValue, private []byte) (bool, problems) {
-	return settledMark(private) && x.targets().pointAsBefore(private), nil
+	blobs, err := privatestate.Blobs(private)
+	return err == nil && len(blobs[settledKey]) == 1 && x.targets().pointAsBefore(blobs), nil
 }
 
 // plan computes the planned state. It shows exactly what the next job
