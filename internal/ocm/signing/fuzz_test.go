@@ -42,8 +42,16 @@ func seeds(t testing.TB) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var vectors struct{ Cases []struct{ Descriptor string } }
+	data, err := os.ReadFile("testdata/ocm-normalisation-vectors.json")
+	if err == nil {
+		err = json.Unmarshal(data, &vectors)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	base := string(descriptor())
-	return []string{
+	out := []string{
 		signing.CD1, signing.LegacyCD, string(guided), string(ocmSigned), base, attackV2, attackV3,
 		strings.Replace(attackV2, `"reſources"`, `"Resources"`, 1),
 		strings.Replace(attackV2, `"reſources"`, `"resources"`, 1),
@@ -59,6 +67,10 @@ func seeds(t testing.TB) []string {
 		strings.Replace(base, "provider: acme", "provider: acme\n  provider: evil", 1),
 		strings.Replace(base, "digest: {hashAlgorithm: SHA-256,", "digest: {haſhAlgorithm: x, hashAlgorithm: SHA-256,", 1),
 	}
+	for _, c := range vectors.Cases {
+		out = append(out, c.Descriptor)
+	}
+	return out
 }
 
 // FuzzNormaliserAndParserAgree is the differential test between what is
