@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
@@ -323,5 +324,51 @@ resource "landscaper_installation" "app" {
 				}
 			}
 		})
+	}
+}
+
+// A subject is for CA signatures only, and must be a name; both are
+// plan-time errors on the provider's attribute.
+func TestAccProvider_badSignatureSubject(t *testing.T) {
+	ca, err := signtest.NewCA("acme CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct{ signature, want string }{
+		"subject with public_key": {fmt.Sprintf(`public_key = %q, subject = "release signer"`, signtest.PublicKeyPEM(rsaKey(t))),
+			`Invalid verification signature.*subject applies to ca_certificate only`},
+		"malformed distinguished name": {fmt.Sprintf(`ca_certificate = %q, subject = "=x,CN=y"`, ca.PEM()),
+			`Invalid verification signature.*subject of signature "acme": "=x,CN=y" is not a distinguished name`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cfg := fmt.Sprintf(`provider "landscaper" {
+  verification_signatures = { acme = { %s } }
+}
+
+resource "landscaper_installation" "app" {
+  name      = "app"
+  blueprint = { filesystem = { "blueprint.yaml" = "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\n" } }
+}
+`, tc.signature)
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				Steps:                    []resource.TestStep{{Config: cfg, PlanOnly: true, ExpectError: errorPattern(tc.want)}},
+			})
+		})
+	}
+}
+
+// Without a subject, a CA signature warns that any certificate of the CA
+// verifies; with one, or with a public key, it does not.
+func TestSignatureWarnings(t *testing.T) {
+	cfg := componentsConfig{signatures: map[string]signatureModel{
+		"open":   {PublicKey: types.StringNull(), CACertificate: types.StringValue("pem"), Subject: types.StringNull()},
+		"pinned": {PublicKey: types.StringNull(), CACertificate: types.StringValue("pem"), Subject: types.StringValue("CN=x")},
+		"key":    {PublicKey: types.StringValue("pem"), CACertificate: types.StringNull(), Subject: types.StringNull()},
+	}}
+	diags := cfg.signatureWarnings()
+	if len(diags) != 1 || diags.HasError() || diags[0].Summary() != "Any signer of this CA is accepted" || !strings.Contains(diags[0].Detail(), `signature "open"`) {
+		t.Fatalf("warnings: %v", diags)
 	}
 }
