@@ -131,10 +131,13 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 		default:
 			de := classify(err)
 			if ictx.Err() != nil {
-				// A look cut short by the timeout says less than the
-				// look before it.
-				if waiting != "" {
+				// A call cut short by the stop mostly says only that; the
+				// attempt before it says why the item had not finished.
+				switch {
+				case waiting != "":
 					return result(res, stoppedError(ictx, spec, waiting, last))
+				case last != nil:
+					return result(res, stoppedError(ictx, spec, "", last))
 				}
 				return result(res, stoppedError(ictx, spec, "", de))
 			}

@@ -468,3 +468,43 @@ resource "landscaper_execution" "app" {
 		},
 	})
 }
+
+// helm's own wait says only that its time ran out; the item's error
+// names the release's objects that are not ready.
+func TestAccExecution_helmWaitNamesWhatIsNotReady(t *testing.T) {
+	kubeconfig, _ := helmCluster(t)
+	chartDir := helmtest.Dir(t, helmtest.Workload)
+	const ns = "tf-acc-helm-wait"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+resource "landscaper_execution" "app" {
+  name = "helm-wait"
+  targets = {
+    cluster = {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = file(%[1]q) })
+    }
+  }
+  deploy_items = {
+    web = {
+      type    = "helm"
+      target  = "cluster"
+      timeout = "20s"
+      config = yamlencode({
+        name = "slow", namespace = %[2]q, createNamespace = true
+        chart  = { archive = { remote = { url = %[3]q } } }
+        values = { deployment = true }
+        helmDeploymentConfig = { install = { wait = true, timeout = "3s" }, upgrade = { wait = true, timeout = "3s" } }
+      })
+    }
+  }
+}
+`, kubeconfig, ns, chartDir),
+			ExpectError: literalRe(`Deploy item "web" failed`, "did not finish within its timeout of 20s; last error:",
+				"context deadline exceeded; not ready: Deployment tf-acc-helm-wait/slow: its controller has not yet seen generation",
+				"ERR_TIMEOUT"),
+		}},
+	})
+}
