@@ -187,6 +187,18 @@ func (s *server) ImportResourceState(ctx context.Context, req *tfprotov6.ImportR
 	if !ok {
 		return s.ProviderServer.ImportResourceState(ctx, req)
 	}
+	if x, ok := r.(*installations); ok && isLandscaperID(req.ID) {
+		v, priv, ps := x.importLandscaper(ctx, req.ID)
+		if ps.errors() {
+			return &tfprotov6.ImportResourceStateResponse{Diagnostics: ps.protocol()}, nil
+		}
+		dv, diags := encode(r, v)
+		if diags != nil {
+			return &tfprotov6.ImportResourceStateResponse{Diagnostics: append(ps.protocol(), diags...)}, nil
+		}
+		return &tfprotov6.ImportResourceStateResponse{Diagnostics: ps.protocol(),
+			ImportedResources: []*tfprotov6.ImportedResource{{TypeName: req.TypeName, State: dv, Private: priv}}}, nil
+	}
 	t := r.objectType()
 	attrs := make(map[string]tftypes.Value, len(t.AttributeTypes))
 	for n, at := range t.AttributeTypes {

@@ -1,0 +1,256 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
+)
+
+// isLandscaperID tells an ID naming an Installation of a Landscaper
+// cluster (<provider target>/<namespace>/<installation>) from the name of
+// an installation, which holds no "/".
+func isLandscaperID(id string) bool { return strings.Contains(id, "/") }
+
+// importLandscaper takes over an Installation of a Landscaper resource
+// cluster: its inputs become the resource's attributes (so that
+// -generate-config-out writes a configuration that plans as it stands),
+// its export DataObjects the exports, and private state the status the
+// first apply adopts from (installation.Adopting): every deploy item that
+// can takes Landscaper's objects and releases over in place. Nothing in
+// the Landscaper cluster is written.
+func (x *installations) importLandscaper(ctx context.Context, raw string) (tftypes.Value, []byte, problems) {
+	var ps problems
+	fail := func(summary, detail string) (tftypes.Value, []byte, problems) {
+		ps.add(nil, summary, detail)
+		return tftypes.Value{}, nil, ps
+	}
+	id, err := lscluster.ParseID(raw)
+	if err != nil {
+		return fail("Invalid import ID", err.Error())
+	}
+	pt := x.targets()
+	if pt == nil || !pt.known {
+		return fail("Provider targets not known", fmt.Sprintf("importing %s reads the Landscaper cluster of the provider target %q: "+
+			"the provider's targets must be configured with known values when importing", id, id.Target))
+	}
+	t, ok := pt.lookup(id.Target)
+	if !ok {
+		return fail("Provider target not defined", fmt.Sprintf("import ID %q names the provider target %q for the Landscaper "+
+			"resource cluster, which the provider does not define; it defines: %s", raw, id.Target, pt.names()))
+	}
+	if t.Type != target.KubernetesClusterType {
+		return fail("Not a Landscaper cluster target", fmt.Sprintf("provider target %q, named by import ID %q for the Landscaper "+
+			"resource cluster, is of type %s, not %s", id.Target, raw, t.Type, target.KubernetesClusterType))
+	}
+	rc, err := target.RESTConfig(t.Config)
+	if err != nil {
+		return fail("Invalid Landscaper cluster target", fmt.Sprintf("provider target %q: %v", id.Target, err))
+	}
+	r, err := lscluster.New(rc)
+	if err != nil {
+		return fail("Cannot read the Landscaper cluster", fmt.Sprintf("provider target %q: %v", id.Target, err))
+	}
+	inst, err := r.Read(ctx, id.Namespace, id.Installation)
+	if err != nil {
+		return fail("Cannot read the Landscaper installation", fmt.Sprintf("reading Installation %s/%s from the cluster of provider target %q: %v",
+			id.Namespace, id.Installation, id.Target, err))
+	}
+	for _, w := range inst.Warnings {
+		ps.warn(nil, "Taken over from Landscaper with a change", w)
+	}
+
+	f := make(map[string]tftypes.Value, len(x.t.AttributeTypes))
+	for n, at := range x.t.AttributeTypes {
+		f[n] = tftypes.NewValue(at, nil)
+	}
+	f["name"] = stringValue(inst.Name)
+	f["id"] = f["name"]
+	f["blueprint"] = x.importedBlueprint(inst.Blueprint)
+	f["component"] = x.importedComponent(inst.Component)
+	if inst.Verification != "" {
+		vt := as[tftypes.Object](x.t.AttributeTypes["verification"])
+		f["verification"] = tftypes.NewValue(vt, map[string]tftypes.Value{"signature_name": stringValue(inst.Verification)})
+	}
+
+	// Only what the blueprint declares is an import of the resource:
+	// Landscaper's Installation also holds the inputs of its
+	// importDataMappings, already evaluated into the imports they make.
+	src, _ := sourceOf(f)
+	bp, err := x.load(ctx, src)
+	if err != nil {
+		return fail("Cannot load the installation's blueprint", fmt.Sprintf("Installation %s/%s: %v", id.Namespace, id.Installation, err))
+	}
+	decls, _ := render.Declarations(bp)
+	declared := map[string]bool{}
+	for _, d := range decls {
+		declared[d.Name] = true
+	}
+	plain, secret := map[string]any{}, map[string]any{}
+	for _, n := range slices.Sorted(maps.Keys(inst.Imports)) {
+		imp := inst.Imports[n]
+		switch {
+		case !declared[n]:
+		case imp.Sensitive:
+			secret[n] = imp.Value
+		default:
+			plain[n] = imp.Value
+		}
+	}
+	if f["imports"], err = importsValue(plain); err != nil {
+		return fail("Import cannot be represented", err.Error())
+	}
+	if f[attrSensitiveImports], err = importsValue(secret); err != nil {
+		return fail("Import cannot be represented", err.Error())
+	}
+	if len(secret) > 0 {
+		ps.warn(attrPath(attrSensitiveImports), "Set sensitive_imports in the configuration",
+			fmt.Sprintf("the imports %s come from Secrets (or carry their values); they are in the state, but a configuration "+
+				"Terraform generates holds sensitive_imports = null: set them there, from a variable or a secret store, before applying",
+				strings.Join(slices.Sorted(maps.Keys(secret)), ", ")))
+	}
+	ps = append(ps, x.importedTargets(f, inst.Targets, pt)...)
+	if ps.errors() {
+		return tftypes.Value{}, nil, ps
+	}
+
+	exports := map[string]any{}
+	for n, e := range inst.Exports {
+		if e.Known {
+			exports[n] = e.Value
+		}
+	}
+	st := installation.Adopting(inst.Adoptions())
+	st.Exports.Data = exports
+	if f["exports"], _, err = x.exportValues(st); err != nil {
+		return fail("Export cannot be represented", err.Error())
+	}
+	priv, err := encodeInstallationPrivate(st)
+	if err != nil {
+		return fail("Cannot store the installation's status", err.Error())
+	}
+	return tftypes.NewValue(x.t, f), priv, ps
+}
+
+func (x *installations) importedBlueprint(b lscluster.Blueprint) tftypes.Value {
+	bt := as[tftypes.Object](x.t.AttributeTypes["blueprint"])
+	v := map[string]tftypes.Value{}
+	for n, at := range bt.AttributeTypes {
+		v[n] = tftypes.NewValue(at, nil)
+	}
+	if b.Ref != "" {
+		v["ref"] = stringValue(b.Ref)
+	}
+	if len(b.Filesystem) > 0 {
+		v["filesystem"] = stringMapValue(bt.AttributeTypes["filesystem"], b.Filesystem)
+	}
+	return tftypes.NewValue(bt, v)
+}
+
+func (x *installations) importedComponent(c *lscluster.Component) tftypes.Value {
+	ct := as[tftypes.Object](x.t.AttributeTypes["component"])
+	if c == nil {
+		return tftypes.NewValue(ct, nil)
+	}
+	v := map[string]tftypes.Value{}
+	for n, at := range ct.AttributeTypes {
+		v[n] = tftypes.NewValue(at, nil)
+	}
+	v["name"], v["version"] = stringValue(c.Name), stringValue(c.Version)
+	if len(c.RepositoryContext) > 0 {
+		rc := map[string]string{}
+		for k, val := range c.RepositoryContext {
+			rc[k] = fmt.Sprint(val)
+		}
+		v[attrRepositoryContext] = stringMapValue(ct.AttributeTypes[attrRepositoryContext], rc)
+	}
+	return tftypes.NewValue(ct, v)
+}
+
+// importsValue is a dynamic imports attribute: an object, null when empty.
+func importsValue(m map[string]any) (tftypes.Value, error) {
+	if len(m) == 0 {
+		return dynamicNull, nil
+	}
+	attrs := map[string]tftypes.Value{}
+	typs := map[string]tftypes.Type{}
+	for _, n := range slices.Sorted(maps.Keys(m)) {
+		v, err := anyToValueJSON(m[n])
+		if err != nil {
+			return dynamicNull, fmt.Errorf("import %q: %w", n, err)
+		}
+		attrs[n], typs[n] = v, v.Type()
+	}
+	return tftypes.NewValue(tftypes.Object{AttributeTypes: typs}, attrs), nil
+}
+
+// importedTargets sets targets, target_lists and target_maps to
+// references to the provider's targets by the Targets' names. A Target the
+// provider does not define is an error naming it and its type: its config
+// never leaves the Landscaper cluster, the user defines it.
+func (x *installations) importedTargets(f map[string]tftypes.Value, imports map[string]lscluster.TargetImport, pt *providerTargets) problems {
+	var ps problems
+	tt := as[tftypes.Map](x.t.AttributeTypes[attrTargets])
+	elem := as[tftypes.Object](tt.ElementType)
+	ref := func(at *tftypes.AttributePath, r lscluster.TargetRef) tftypes.Value {
+		if _, ok := pt.lookup(r.Name); !ok {
+			ps.add(at, "Provider target not defined", fmt.Sprintf("the Installation imports Target %q (object %s) of type %s; "+
+				"define a provider target of that name and type, with its config, and import again; the provider defines: %s",
+				r.Name, r.Object, r.Type, pt.names()))
+		}
+		v := map[string]tftypes.Value{}
+		for n, at := range elem.AttributeTypes {
+			v[n] = tftypes.NewValue(at, nil)
+		}
+		v["name"] = stringValue(r.Name)
+		return tftypes.NewValue(elem, v)
+	}
+	single, lists, tmaps := map[string]tftypes.Value{}, map[string]tftypes.Value{}, map[string]tftypes.Value{}
+	lt := as[tftypes.Map](x.t.AttributeTypes["target_lists"])
+	mt := as[tftypes.Map](x.t.AttributeTypes["target_maps"])
+	for _, n := range slices.Sorted(maps.Keys(imports)) {
+		ti := imports[n]
+		switch {
+		case ti.Target != nil:
+			single[n] = ref(attrPath(attrTargets).WithElementKeyString(n), *ti.Target)
+		case ti.Map != nil:
+			m := map[string]tftypes.Value{}
+			for _, k := range slices.Sorted(maps.Keys(ti.Map)) {
+				m[k] = ref(attrPath("target_maps").WithElementKeyString(n).WithElementKeyString(k), ti.Map[k])
+			}
+			tmaps[n] = tftypes.NewValue(mt.ElementType, m)
+		default:
+			l := make([]tftypes.Value, 0, len(ti.List))
+			for i, r := range ti.List {
+				l = append(l, ref(attrPath("target_lists").WithElementKeyString(n).WithElementKeyInt(i), r))
+			}
+			lists[n] = tftypes.NewValue(lt.ElementType, l)
+		}
+	}
+	if len(single) > 0 {
+		f[attrTargets] = tftypes.NewValue(tt, single)
+	}
+	if len(lists) > 0 {
+		f["target_lists"] = tftypes.NewValue(lt, lists)
+	}
+	if len(tmaps) > 0 {
+		f["target_maps"] = tftypes.NewValue(mt, tmaps)
+	}
+	if len(lists)+len(tmaps) > 0 {
+		// Both attributes are sensitive as a whole: Terraform writes them
+		// as null into the configuration it generates.
+		ps.warn(nil, "Set target_lists and target_maps in the configuration",
+			fmt.Sprintf("the target list imports [%s] and target map imports [%s] are in the state as references to the provider's "+
+				"targets, but a configuration Terraform generates holds target_lists = null and target_maps = null: "+
+				"copy them from `terraform state show` before applying", strings.Join(slices.Sorted(maps.Keys(lists)), ", "), strings.Join(slices.Sorted(maps.Keys(tmaps)), ", ")))
+	}
+	return ps
+}

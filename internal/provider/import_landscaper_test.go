@@ -1,0 +1,51 @@
+package provider
+
+import (
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+)
+
+// An import from Landscaper that cannot be done says why, naming what it
+// looked up, and imports nothing: an ID of the wrong shape, a provider
+// target the provider does not define, a cluster that does not answer.
+// (The take-over itself is internal/e2e's TestImportFromLandscaper: it
+// needs Terraform's generated configuration and a second apply.)
+func TestAccImportFromLandscaper_badInput(t *testing.T) {
+	config := `
+provider "landscaper" {
+  targets = {
+    landscaper = {
+      type = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = yamlencode({
+        apiVersion        = "v1"
+        kind              = "Config"
+        clusters          = [{ name = "c", cluster = { server = "https://127.0.0.1:1" } }]
+        users             = [{ name = "u", user = { token = "t" } }]
+        contexts          = [{ name = "c", context = { cluster = "c", user = "u" } }]
+        "current-context" = "c"
+      }) })
+    }
+  }
+}
+
+resource "terraform_data" "anchor" {}
+`
+	step := func(id, want string) resource.TestStep {
+		return resource.TestStep{
+			Config: config, ResourceName: "landscaper_installation.taken", ImportState: true, ImportStateId: id,
+			ImportStateKind: resource.ImportBlockWithID, GenerateConfig: true,
+			ExpectError: spaced(want),
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			step("landscaper/cu-example", `Invalid import ID.*want <provider target>/<namespace>/<installation>.*it has 2 part`),
+			step("landscaper/cu_example/hello-world", `Invalid import ID.*the namespace "cu_example" is not a namespace name`),
+			step("nowhere/cu-example/hello-world", `Provider target not defined.*provider target "nowhere".*it defines: landscaper`),
+			step("landscaper/cu-example/hello-world", `Cannot read the Landscaper installation.*Installation cu-example/hello-world.*"landscaper".*cannot be reached`),
+		},
+	})
+}
