@@ -18,14 +18,22 @@ variable "chart_repository" {
   default     = "https://stefanprodan.github.io/podinfo"
 }
 
+# The cluster is the provider's: Terraform does not store a provider's
+# configuration, so the kubeconfig stays out of the state.
+provider "landscaper" {
+  targets = {
+    local = {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = file(var.kubeconfig) })
+    }
+  }
+}
+
 resource "landscaper_execution" "app" {
   name = "app"
 
   targets = {
-    cluster = {
-      type   = "landscaper.gardener.cloud/kubernetes-cluster"
-      config = yamlencode({ kubeconfig = file(var.kubeconfig) })
-    }
+    cluster = { name = "local" }
   }
 
   deploy_items = {

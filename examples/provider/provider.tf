@@ -19,3 +19,24 @@ provider "landscaper" {
 #   registry_credentials    = { "ghcr.io" = { username = "acme-ci", password = var.ghcr_token } }
 #   verification_signatures = { acme = { public_key = file("acme.pub") } }
 # }
+
+# Clusters defined here are used by resources by name
+# (targets = { cluster = { name = "prod-eu" } }). Terraform never stores a
+# provider's configuration, and an ephemeral variable is not even kept in a
+# saved plan: the kubeconfig stays out of the state (see the guide "Security").
+# variable "kubeconfig" {
+#   type      = string
+#   ephemeral = true
+# }
+#
+# provider "landscaper" {
+#   targets = {
+#     "prod-eu" = {
+#       type   = "landscaper.gardener.cloud/kubernetes-cluster"
+#       config = yamlencode({ kubeconfig = var.kubeconfig })
+#       labels = { region = "eu" }
+#     }
+#   }
+#   # Only these deployers may run; an exec item from a blueprint is a plan-time error.
+#   allowed_deployers = ["landscaper.gardener.cloud/kubernetes-manifest", "landscaper.gardener.cloud/helm"]
+# }

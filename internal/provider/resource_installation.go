@@ -130,7 +130,7 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			"target_lists": schema.MapAttribute{
 				MarkdownDescription: "Target list imports by import name; each target as in `targets`: inline (`type`, " +
 					"`config`, optionally `name`, `labels`, `annotations`) or `{ name = \"...\" }` naming a target of " +
-					providerTargetsDocs + ". Sensitive as a whole (a list of objects cannot mark only configs " +
+					providerTargetsDocs + ". Inline targets are stored in the state. Sensitive as a whole (a list of objects cannot mark only configs " +
 					"sensitive), so plans hide its references too; `deploy_items[*].target` shows which element an item uses.",
 				Optional:    true,
 				Sensitive:   true,
@@ -138,7 +138,7 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			},
 			"target_maps": schema.MapAttribute{
 				MarkdownDescription: "Target map imports by import name, each a map of targets by key; each target as in " +
-					"`targets`, inline or naming a target of " + providerTargetsDocs + ". Sensitive as a whole, like `target_lists`.",
+					"`targets`, inline (stored in the state) or naming a target of " + providerTargetsDocs + ". Sensitive as a whole, like `target_lists`.",
 				Optional:    true,
 				Sensitive:   true,
 				ElementType: types.MapType{ElemType: installationTargetType()},

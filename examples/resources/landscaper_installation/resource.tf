@@ -15,11 +15,11 @@ resource "landscaper_installation" "app" {
     replicas    = 3
   }
 
+  # The provider's target "prod-eu" (see the provider's targets): the state
+  # keeps its name and server, never its kubeconfig. An inline target,
+  # { type = "...", config = "..." }, works too, and is stored in the state.
   targets = {
-    cluster = {
-      type   = "landscaper.gardener.cloud/kubernetes-cluster"
-      config = yamlencode({ kubeconfig = file("~/.kube/config") })
-    }
+    cluster = { name = "prod-eu" }
   }
 
   timeouts = { create = "30m", update = "30m", delete = "30m" }
