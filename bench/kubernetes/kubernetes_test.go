@@ -86,12 +86,57 @@ resource "landscaper_execution" "cms" {
 // BENCH_PROVIDER_CONFIG is put into the provider block, for instance
 // `max_parallelism = 50` or `kubernetes_rate_limit = { qps = 100, burst = 200 }`.
 func BenchmarkConfigMaps200(b *testing.B) {
-	benchConfigMaps(b, 200, os.Getenv("BENCH_PROVIDER_CONFIG"))
-}
-
-func benchConfigMaps(b *testing.B, n int, provider string) {
 	w := acctest.NewWorkspace(b, providerDir, buildErr)
 	kubeconfig := kubeEnv.KubeconfigPath()
+	provider := os.Getenv("BENCH_PROVIDER_CONFIG")
+	benchConfigMaps(b, w, func(value string) { w.Config(config(kubeconfig, 200, value, provider)) })
+}
+
+// BenchmarkHashiCorpConfigMaps200 is the same with HashiCorp's
+// kubernetes_config_map_v1, from the provider binary in
+// BENCH_HASHICORP_PROVIDER_DIR (built from its source, tag v2.38.0), so
+// both are measured on the same machine under the same load.
+func BenchmarkHashiCorpConfigMaps200(b *testing.B) {
+	dir := os.Getenv("BENCH_HASHICORP_PROVIDER_DIR")
+	if dir == "" {
+		b.Skip("set BENCH_HASHICORP_PROVIDER_DIR to the directory of terraform-provider-kubernetes")
+	}
+	w := acctest.NewWorkspace(b, providerDir, buildErr)
+	acctest.WriteFile(b, w.Path("cli.tfrc"), fmt.Sprintf(`provider_installation {
+  dev_overrides {
+    "hashicorp/kubernetes" = %q
+  }
+  direct {}
+}
+`, dir))
+	kubeconfig := kubeEnv.KubeconfigPath()
+	benchConfigMaps(b, w, func(value string) {
+		acctest.WriteFile(b, w.Path("main.tf"), fmt.Sprintf(`
+terraform {
+  required_providers {
+    kubernetes = { source = "hashicorp/kubernetes" }
+  }
+}
+
+provider "kubernetes" {
+  config_path = %q
+}
+
+resource "kubernetes_config_map_v1" "cm" {
+  count = 200
+  metadata {
+    name      = "hashicorp-${count.index}"
+    namespace = "default"
+  }
+  data = { value = %q }
+}
+`, kubeconfig, value))
+	})
+}
+
+// benchConfigMaps runs the rounds: write(value) writes the configuration
+// of the 200 ConfigMaps holding value into w.
+func benchConfigMaps(b *testing.B, w *acctest.Workspace, write func(value string)) {
 	requests := map[string]float64{}
 	timed := func(args ...string) float64 {
 		b.Helper()
@@ -109,12 +154,12 @@ func benchConfigMaps(b *testing.B, n int, provider string) {
 	runs := 0
 	for b.Loop() {
 		runs++
-		w.Config(config(kubeconfig, n, "v1", provider))
+		write("v1")
 		// What Terraform and the provider cost before any request to the
 		// cluster: the plan of the creation.
 		plan += timed("plan", "-input=false", "-no-color")
 		apply += timed("apply", "-input=false", "-no-color", "-auto-approve")
-		w.Config(config(kubeconfig, n, "v2-"+strconv.Itoa(runs), provider))
+		write("v2-" + strconv.Itoa(runs))
 		update += timed("apply", "-input=false", "-no-color", "-auto-approve")
 		// A no-op plan: the refresh that update and destroy also begin with.
 		noop += timed("plan", "-input=false", "-no-color")
