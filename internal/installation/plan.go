@@ -45,6 +45,9 @@ type Plan struct {
 	SubRollouts map[string]rollout.Decision
 	// SubMembers are the members (target keys) of those groups.
 	SubMembers []string
+	// Kept is set for a sub-installation a rollout holds: its Items are
+	// what it ran before, not rendered now.
+	Kept bool
 	// NewSubMembers is set when a member sub-installation has never run:
 	// until it does, what it renders is not known, and a rollout may
 	// hold it past this job.

@@ -245,7 +245,7 @@ func heldSubs(groups []*subGroup) map[string]bool {
 // stays as prev says. A held sub-installation that never ran has nothing
 // to show, and its dependents wait for it.
 func keptPlan(path string, prev *Status) *Plan {
-	p := &Plan{Path: path, Known: true}
+	p := &Plan{Path: path, Known: true, Kept: true}
 	if prev == nil {
 		return p
 	}

@@ -143,11 +143,14 @@ type Status struct {
 	// ReconcileTrigger is the trigger of the last run that succeeded.
 	ReconcileTrigger string `json:"reconcileTrigger,omitempty"`
 	// ImportsHash is the hash of the imports of the last run.
-	ImportsHash string             `json:"importsHash,omitempty"`
-	Exports     Exports            `json:"exports"`
-	State       map[string][]byte  `json:"state,omitempty"`
-	Execution   engine.Status      `json:"execution"`
-	Subs        map[string]*Status `json:"subs,omitempty"`
+	ImportsHash string  `json:"importsHash,omitempty"`
+	Exports     Exports `json:"exports"`
+	// SensitiveExports names the data exports a secret influenced (see
+	// RenderShadow); they are shown only where secrets may be.
+	SensitiveExports []string           `json:"sensitiveExports,omitempty"`
+	State            map[string][]byte  `json:"state,omitempty"`
+	Execution        engine.Status      `json:"execution"`
+	Subs             map[string]*Status `json:"subs,omitempty"`
 	// DependsOn lists the siblings this sub-installation imports from,
 	// so deletion can run in reverse order without the blueprint.
 	DependsOn []string `json:"dependsOn,omitempty"`
@@ -170,6 +173,7 @@ func (s *Status) Clone() *Status {
 	c.Execution = s.Execution.Clone()
 	c.State = maps.Clone(s.State)
 	c.DependsOn = slices.Clone(s.DependsOn)
+	c.SensitiveExports = slices.Clone(s.SensitiveExports)
 	c.Subs = make(map[string]*Status, len(s.Subs))
 	for n, sub := range s.Subs {
 		c.Subs[n] = sub.Clone()

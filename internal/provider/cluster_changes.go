@@ -57,6 +57,16 @@ type previewer struct {
 	e       *engine.Engine
 	changes map[string]tftypes.Value
 	ps      problems
+	// sec, when set, masks what the dry runs say: an object's name or
+	// an API server's message may quote a value a secret influenced.
+	sec *secrets
+}
+
+func (p *previewer) masked(s string) string {
+	if p.sec == nil {
+		return s
+	}
+	return p.sec.masked(s)
 }
 
 // add dry-runs the items of one execution that will run; key names an
@@ -70,12 +80,12 @@ func (p *previewer) add(ctx context.Context, name string, ex engine.Execution, p
 		if r.Err != nil {
 			p.ps.warn(tftypes.NewAttributePath().WithAttributeName(attrClusterChanges),
 				fmt.Sprintf("Cluster changes of deploy item %q unknown", key(item)),
-				fmt.Sprintf("The dry run against its target failed, so the plan cannot show what the apply changes there: %v", r.Err))
+				p.masked(fmt.Sprintf("The dry run against its target failed, so the plan cannot show what the apply changes there: %v", r.Err)))
 			continue
 		}
 		objects := make(map[string]tftypes.Value, len(r.Changes))
 		for _, c := range r.Changes {
-			objects[c.Object] = stringValue(c.Summary)
+			objects[p.masked(c.Object)] = stringValue(p.masked(c.Summary))
 		}
 		p.changes[key(item)] = tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, objects)
 	}

@@ -157,12 +157,18 @@ func (b *blueprints) read(ctx context.Context, config tftypes.Value) (tftypes.Va
 		return config, append(ps, loadProblems(err)...)
 	}
 	t := b.t
+	// Unlike the resource's, the items of nodes that are rendered are
+	// listed even when a sibling's exports keep others from being.
+	specs := planSpecs(p)
+	sec := secretsOf(f, imp)
+	p.Walk(func(n *installation.Plan) { sec.addImports(n.Imports) })
+	sec.shadowOf(ctx, shadowSpec{bp: bp, imp: imp, sensitive: sensitiveImports(f), known: planKnown(p)}, specs)
 	installations := map[string]tftypes.Value{}
 	it := as[tftypes.Map](t.AttributeTypes["installations"]).ElementType
 	p.Walk(func(n *installation.Plan) {
 		imports := tftypes.NewValue(tftypes.String, nil)
 		if n.Known {
-			raw, err := json.Marshal(orEmptyMap(n.Imports.Data))
+			raw, err := json.Marshal(sec.maskedImports(n.Path, orEmptyMap(n.Imports.Data)))
 			if err != nil {
 				ps.add(nil, fmt.Sprintf("Imports of installation %q cannot be represented", n.Path), err.Error())
 			}
@@ -177,11 +183,7 @@ func (b *blueprints) read(ctx context.Context, config tftypes.Value) (tftypes.Va
 			ps.warn(attrPath("blueprint"), "Deploy item config has unknown fields", fmt.Sprintf("%s: %s", where, w))
 		}
 	})
-	// Unlike the resource's, the items of nodes that are rendered are
-	// listed even when a sibling's exports keep others from being.
-	sec := secretsOf(f, imp)
-	p.Walk(func(n *installation.Plan) { sec.addImports(n.Imports) })
-	f[attrDeployItems] = renderedItems(t.AttributeTypes[attrDeployItems], planSpecs(p), sec)
+	f[attrDeployItems] = renderedItems(t.AttributeTypes[attrDeployItems], specs, sec)
 	f["installations"] = tftypes.NewValue(t.AttributeTypes["installations"], installations)
 	importDecls, exportDecls := render.Declarations(bp)
 	f["import_declarations"] = declarationsValue(t.AttributeTypes["import_declarations"], importDecls)

@@ -246,11 +246,14 @@ func BenchmarkInstallationRPC(b *testing.B) {
 func BenchmarkInstallationBlueprint(b *testing.B) {
 	// Two sizes, to show that time and memory grow linearly with items.
 	for _, subs := range []int{25, 50} {
-		b.Run(fmt.Sprintf("%dx20", subs), func(b *testing.B) { benchmarkInstallationBlueprint(b, subs) })
+		b.Run(fmt.Sprintf("%dx20", subs), func(b *testing.B) { benchmarkInstallationBlueprint(b, subs, false) })
 	}
+	// The tag every item renders, given as a sensitive import: the tree
+	// is rendered twice (masking by derivation) wherever it is rendered.
+	b.Run("50x20-secret", func(b *testing.B) { benchmarkInstallationBlueprint(b, 50, true) })
 }
 
-func benchmarkInstallationBlueprint(b *testing.B, subs int) {
+func benchmarkInstallationBlueprint(b *testing.B, subs int, secret bool) {
 	ctx := context.Background()
 	p := newProvider("test")
 	p.engine.Store(engine.New(p.deployers, DefaultMaxParallelism))
@@ -260,14 +263,25 @@ func benchmarkInstallationBlueprint(b *testing.B, subs int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	obj := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"subs": tftypes.Number, "items": tftypes.Number, "tag": tftypes.String}}
-	config := fill(x.t, map[string]any{
-		"name":      "bench",
-		"blueprint": map[string]any{"ref": "root"},
-		"component": map[string]any{"name": "example.com/bench", "version": "v1.0.0", "constructors": []string{cc}},
-		"imports": tftypes.NewValue(obj, map[string]tftypes.Value{
-			"subs": tftypes.NewValue(tftypes.Number, subs), "items": tftypes.NewValue(tftypes.Number, 20), "tag": tftypes.NewValue(tftypes.String, "a")}),
-	})
+	configOf := func(tag string) tftypes.Value {
+		attrs := map[string]any{
+			"name":      "bench",
+			"blueprint": map[string]any{"ref": "root"},
+			"component": map[string]any{"name": "example.com/bench", "version": "v1.0.0", "constructors": []string{cc}},
+		}
+		obj := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"subs": tftypes.Number, "items": tftypes.Number}}
+		imports := map[string]tftypes.Value{"subs": tftypes.NewValue(tftypes.Number, subs), "items": tftypes.NewValue(tftypes.Number, 20)}
+		tagObj := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"tag": tftypes.String}}
+		if secret {
+			attrs[attrSensitiveImports] = tftypes.NewValue(tagObj, map[string]tftypes.Value{"tag": tftypes.NewValue(tftypes.String, tag)})
+		} else {
+			obj.AttributeTypes["tag"] = tftypes.String
+			imports["tag"] = tftypes.NewValue(tftypes.String, tag)
+		}
+		attrs["imports"] = tftypes.NewValue(obj, imports)
+		return fill(x.t, attrs)
+	}
+	config := configOf("tag-a")
 	dv := func(v tftypes.Value) *tfprotov6.DynamicValue {
 		d, err := tfprotov6.NewDynamicValue(x.t, v)
 		if err != nil {
@@ -300,6 +314,17 @@ func benchmarkInstallationBlueprint(b *testing.B, subs int) {
 	b.Run("plan-noop", func(b *testing.B) {
 		req := &tfprotov6.PlanResourceChangeRequest{TypeName: installationType, PriorState: applied.NewState,
 			ProposedNewState: applied.NewState, Config: dv(config), PriorPrivate: applied.Private}
+		for range b.N {
+			if r, _ := s.PlanResourceChange(ctx, req); len(r.Diagnostics) > 0 {
+				b.Fatal(r.Diagnostics[0].Detail)
+			}
+		}
+	})
+	b.Run("plan-change", func(b *testing.B) {
+		// A new tag: every item renders anew.
+		changed := configOf("tag-b")
+		req := &tfprotov6.PlanResourceChangeRequest{TypeName: installationType, PriorState: applied.NewState,
+			ProposedNewState: dv(changed), Config: dv(changed), PriorPrivate: applied.Private}
 		for range b.N {
 			if r, _ := s.PlanResourceChange(ctx, req); len(r.Diagnostics) > 0 {
 				b.Fatal(r.Diagnostics[0].Detail)

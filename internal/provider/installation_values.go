@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -161,10 +160,7 @@ func (x *installations) plannedStatus(prev *installation.Status, p *installation
 func renderedItems(t tftypes.Type, specs map[string]engine.ItemSpec, sec *secrets) tftypes.Value {
 	et := as[tftypes.Object](as[tftypes.Map](t).ElementType)
 	vals := make(map[string]tftypes.Value, len(specs))
-	for _, spec := range specs {
-		// Whatever an item acts on is secret, wherever it was imported from.
-		sec.addTarget(spec.Target)
-	}
+	sec.derive(specs)
 	for key, spec := range specs {
 		target := tftypes.NewValue(tftypes.String, nil)
 		switch {
@@ -179,15 +175,10 @@ func renderedItems(t tftypes.Type, specs map[string]engine.ItemSpec, sec *secret
 			// an item acts on; a credential is not part of either.
 			target = stringValue(providerTargetLabel(str(target), t))
 		}
-		cfg := spec.Config
-		var buf bytes.Buffer
-		if json.Compact(&buf, cfg) == nil {
-			cfg = buf.Bytes()
-		}
 		vals[key] = tftypes.NewValue(et, map[string]tftypes.Value{
 			"type":   stringValue(spec.Type),
 			"target": target,
-			"config": stringValue(string(sec.maskedJSON(cfg))),
+			"config": stringValue(string(sec.maskedItem(key, spec.Config))),
 		})
 	}
 	return tftypes.NewValue(t, vals)
@@ -200,6 +191,11 @@ func plannedItems(t tftypes.Type, p *installation.Plan, prev *installation.Statu
 	if !p.AllKnown() {
 		return tftypes.NewValue(t, tftypes.UnknownValue)
 	}
+	return renderedItems(t, plannedSpecs(p, prev), sec)
+}
+
+// plannedSpecs are the specs the items of a plan run with.
+func plannedSpecs(p *installation.Plan, prev *installation.Status) map[string]engine.ItemSpec {
 	specs := planSpecs(p)
 	prevOf := prev.ByPath()
 	p.Walk(func(n *installation.Plan) {
@@ -209,7 +205,7 @@ func plannedItems(t tftypes.Type, p *installation.Plan, prev *installation.Statu
 			}
 		}
 	})
-	return renderedItems(t, specs, sec)
+	return specs
 }
 
 // newSubMembers reports whether a rollout group of the plan has a
@@ -297,6 +293,21 @@ func validateTreeRollout(s *rollout.Strategy, p *installation.Plan) problems {
 	return ps
 }
 
+// renderedSpecs are the items the nodes of a plan render now: not those
+// of sub-installations a rollout holds.
+func renderedSpecs(p *installation.Plan) map[string]engine.ItemSpec {
+	specs := map[string]engine.ItemSpec{}
+	p.Walk(func(n *installation.Plan) {
+		if n.Kept || !n.Known {
+			return
+		}
+		for name, spec := range n.Items {
+			specs[installation.Join(n.Path, name)] = spec
+		}
+	})
+	return specs
+}
+
 // planSpecs are the items of the rendered nodes of a plan, by key.
 func planSpecs(p *installation.Plan) map[string]engine.ItemSpec {
 	specs := map[string]engine.ItemSpec{}
@@ -313,32 +324,46 @@ func statusItems(t tftypes.Type, st *installation.Status, sec *secrets) tftypes.
 	if st == nil {
 		return tftypes.NewValue(t, nil)
 	}
+	return renderedItems(t, statusSpecs(st), sec)
+}
+
+// statusSpecs are the specs of a tree status's items by key.
+func statusSpecs(st *installation.Status) map[string]engine.ItemSpec {
 	specs := map[string]engine.ItemSpec{}
 	st.Walk(func(p string, s *installation.Status) {
 		for name, is := range s.Execution.Items {
 			specs[installation.Join(p, name)] = is.Spec
 		}
 	})
-	return renderedItems(t, specs, sec)
+	return specs
 }
 
 // exportValues renders the root's exports: data exports as one object,
-// target exports as a map of {type, config}.
-func (x *installations) exportValues(st *installation.Status) (data, targets tftypes.Value, err error) {
+// those a secret influenced in another (sensitive) one, null in the
+// first, and target exports as a map of {type, config}.
+func (x *installations) exportValues(st *installation.Status) (data, sensitive, targets tftypes.Value, err error) {
 	tt := x.t.AttributeTypes["target_exports"]
 	if st == nil {
-		return dynamicNull, tftypes.NewValue(tt, nil), nil
+		return dynamicNull, dynamicNull, tftypes.NewValue(tt, nil), nil
 	}
-	attrs := map[string]tftypes.Value{}
-	typs := map[string]tftypes.Type{}
+	attrs, typs := map[string]tftypes.Value{}, map[string]tftypes.Type{}
+	sAttrs, sTyps := map[string]tftypes.Value{}, map[string]tftypes.Type{}
 	for _, n := range slices.Sorted(maps.Keys(st.Exports.Data)) {
 		v, err := anyToValueJSON(st.Exports.Data[n])
 		if err != nil {
-			return dynamicNull, tftypes.NewValue(tt, nil), fmt.Errorf("export %q: %w", n, err)
+			return dynamicNull, dynamicNull, tftypes.NewValue(tt, nil), fmt.Errorf("export %q: %w", n, err)
+		}
+		if slices.Contains(st.SensitiveExports, n) {
+			sAttrs[n], sTyps[n] = v, v.Type()
+			v = dynamicNull
 		}
 		attrs[n], typs[n] = v, v.Type()
 	}
 	data = tftypes.NewValue(tftypes.Object{AttributeTypes: typs}, attrs)
+	sensitive = dynamicNull
+	if len(sAttrs) > 0 {
+		sensitive = tftypes.NewValue(tftypes.Object{AttributeTypes: sTyps}, sAttrs)
+	}
 	elem := as[tftypes.Map](tt).ElementType
 	tv := map[string]tftypes.Value{}
 	for n, t := range st.Exports.Targets {
@@ -350,7 +375,7 @@ func (x *installations) exportValues(st *installation.Status) (data, targets tft
 		tv[n] = tftypes.NewValue(elem, map[string]tftypes.Value{"type": stringValue(t.Type), "config": stringValue(string(cfg)),
 			"labels": stringMapValue(et["labels"], t.Labels), "annotations": stringMapValue(et["annotations"], t.Annotations)})
 	}
-	return data, tftypes.NewValue(tt, tv), nil
+	return data, sensitive, tftypes.NewValue(tt, tv), nil
 }
 
 // stringMapValue is a map of strings, null when empty.

@@ -52,6 +52,15 @@ func newJobLogger(ctx context.Context, sensitive map[string]bool, prev engine.St
 // addSecrets records the leaves of an export as secrets.
 func (l *jobLogger) addSecrets(raw json.RawMessage) { l.secrets.addJSON(raw) }
 
+// addSecretList records secret texts found elsewhere (masking by derivation).
+func (l *jobLogger) addSecretList(list []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, x := range list {
+		l.secrets.add(x)
+	}
+}
+
 func (l *jobLogger) masked(s string) string { return l.secrets.masked(s) }
 
 // redact masks known sensitive export strings in the error messages of a

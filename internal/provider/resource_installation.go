@@ -32,8 +32,11 @@ const installationType = "landscaper_installation"
 
 // installationSchemaVersion is bumped whenever the schema's type changes.
 // Version 2 added deploy_items and sensitive_imports and slimmed status;
-// version 3 rollout, rollout_plan and status.rollout.
-const installationSchemaVersion = 3
+// version 3 rollout, rollout_plan and status.rollout; version 4
+// sensitive_exports.
+const installationSchemaVersion = 4
+
+const attrSensitiveExports = "sensitive_exports"
 
 var (
 	_ resource.Resource                = (*installationResource)(nil)
@@ -120,9 +123,10 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			},
 			attrSensitiveImports: schema.DynamicAttribute{
 				MarkdownDescription: "Data imports whose values are secret, by import name, as in `imports`; a name is " +
-					"given in one of the two. Terraform hides the attribute, and wherever one of these values (a string " +
-					"or number of three or more characters) appears in a rendered deploy item's `config`, the plan shows " +
-					"`***` instead.",
+					"given in one of the two. Terraform hides the attribute, and every value of a rendered deploy item's " +
+					"`config` that one of these influenced, whatever the template did with it (`b64enc`, a hash, a " +
+					"substring, `printf`), shows as `***` (see `deploy_items`); so do exports computed from them (see " +
+					"`sensitive_exports`).",
 				Optional:  true,
 				Sensitive: true,
 			},
@@ -144,8 +148,18 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				ElementType: types.MapType{ElemType: installationTargetType()},
 			},
 			"exports": schema.DynamicAttribute{
-				MarkdownDescription: "The blueprint's data exports by name, as its export executions computed them.",
-				Computed:            true,
+				MarkdownDescription: "The blueprint's data exports by name, as its export executions computed them. " +
+					"An export a secret influenced is null here and its value is in `sensitive_exports`.",
+				Computed: true,
+			},
+			attrSensitiveExports: schema.DynamicAttribute{
+				MarkdownDescription: "The data exports a secret influenced, by the same names as `exports`: an export " +
+					"read from a Kubernetes Secret (an export's `fromResource` or `fromObjectRef` of kind `Secret`), or " +
+					"computed from a target's config, a value of `sensitive_imports`, or the export of a deploy item " +
+					"that was given a secret, through any export execution. Terraform hides it; `exports` holds null " +
+					"under those names. Null when no export is sensitive.",
+				Computed:  true,
+				Sensitive: true,
 			},
 			"target_exports": schema.MapNestedAttribute{
 				MarkdownDescription: "The blueprint's target exports by name.",
@@ -163,8 +177,11 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			attrDeployItems: schema.MapNestedAttribute{
 				MarkdownDescription: "Every deploy item of the tree as rendered, by `\"<installation path>/<item>\"` as in " +
 					"`status.deploy_items`: what each item is asked to do. Known at plan time whenever the inputs " +
-					"are, so a plan shows the rendered configuration's diff. Values of targets and of " +
-					"`sensitive_imports` are shown as `***`.",
+					"are, so a plan shows the rendered configuration's diff. Every value a secret influenced (a " +
+					"target's config, `sensitive_imports`, a sibling's sensitive export), whatever the template did " +
+					"with it, is shown as `***`, or with only the secret part masked (`admin:***`): the tree is " +
+					"rendered a second time with stand-ins for the secrets, and what differs is masked. The `data` " +
+					"and `stringData` of every Kubernetes Secret are always masked.",
 				Computed:     true,
 				NestedObject: schema.NestedAttributeObject{Attributes: renderedItemAttributes()},
 			},
@@ -572,7 +589,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		}
 	}
 	unknownAll := func() tftypes.Value {
-		unknown("status", "exports", "target_exports", attrDeployItems, attrClusterChanges, attrRolloutPlan)
+		unknown("status", "exports", attrSensitiveExports, "target_exports", attrDeployItems, attrClusterChanges, attrRolloutPlan)
 		return tftypes.NewValue(x.t, f)
 	}
 	if prior.IsNull() {
@@ -609,13 +626,13 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 			// State of version 1 (see upgradeJSON): filled in once.
 			pf[attrDeployItems] = statusItems(x.t.AttributeTypes[attrDeployItems], saved.Status, sec)
 			pf["status"] = x.statusValue(saved.Status)
-			if pf["exports"], pf["target_exports"], err = x.exportValues(saved.Status); err != nil {
+			if pf["exports"], pf[attrSensitiveExports], pf["target_exports"], err = x.exportValues(saved.Status); err != nil {
 				warnings.add(attrPath("exports"), "Export cannot be represented", err.Error())
 			}
 		}
 		// What was computed stays; what is configured (timeouts, say) is
 		// taken as given.
-		for _, a := range []string{"status", "exports", "target_exports", attrDeployItems, attrClusterChanges, attrRolloutPlan} {
+		for _, a := range []string{"status", "exports", attrSensitiveExports, "target_exports", attrDeployItems, attrClusterChanges, attrRolloutPlan} {
 			f[a] = pf[a]
 		}
 		return tftypes.NewValue(x.t, f), nil, warnings
@@ -642,6 +659,12 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		}
 	})
 	p.Walk(func(n *installation.Plan) { sec.addImports(n.Imports) })
+	if p.AllKnown() {
+		sec.useCurrent(renderedSpecs(p))
+		sec.usePrior(pf[attrDeployItems], saved.Status)
+		sec.shadowOf(ctx, shadowSpec{bp: bp, imp: imp, sensitive: sensitiveImports(f), st: saved.Status, known: planKnown(p)},
+			plannedSpecs(p, saved.Status))
+	}
 	f[attrDeployItems] = plannedItems(x.t.AttributeTypes[attrDeployItems], p, saved.Status, sec)
 	if newSubMembers(p) {
 		// A rollout may hold a sub-installation that never ran past this
@@ -661,7 +684,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		if rolloutsMove(p, saved.Status) {
 			unknown("status")
 		}
-		f["exports"], f["target_exports"], err = x.exportValues(saved.Status)
+		f["exports"], f[attrSensitiveExports], f["target_exports"], err = x.exportValues(saved.Status)
 		ps := warnings
 		if err != nil {
 			ps.add(attrPath("exports"), "Export cannot be represented", err.Error())
@@ -669,9 +692,9 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		return tftypes.NewValue(x.t, f), replace, ps
 	}
 	var previewProblems problems
-	f[attrClusterChanges], previewProblems = x.plannedClusterChanges(ctx, f, p, saved.Status)
+	f[attrClusterChanges], previewProblems = x.plannedClusterChanges(ctx, f, p, saved.Status, sec)
 	warnings = append(warnings, previewProblems...)
-	unknown("exports", "target_exports")
+	unknown("exports", attrSensitiveExports, "target_exports")
 	if _, exports := render.Declarations(bp); bp != nil && !slices.ContainsFunc(exports, func(d render.Declaration) bool { return d.Type != "data" }) {
 		// No target exports to wait for: the plan need not show them as changing.
 		f["target_exports"] = tftypes.NewValue(x.t.AttributeTypes["target_exports"], map[string]tftypes.Value{})
@@ -708,7 +731,7 @@ func (x *installations) upgradeJSON(from int64, raw []byte) ([]byte, error) {
 }
 
 // plannedClusterChanges dry-runs the items the plan runs, when asked to.
-func (x *installations) plannedClusterChanges(ctx context.Context, f map[string]tftypes.Value, p *installation.Plan, prev *installation.Status) (tftypes.Value, problems) {
+func (x *installations) plannedClusterChanges(ctx context.Context, f map[string]tftypes.Value, p *installation.Plan, prev *installation.Status, sec *secrets) (tftypes.Value, problems) {
 	t := x.t.AttributeTypes[attrClusterChanges]
 	e := x.engine()
 	if e == nil || !clusterChangesWanted(f, x.clusterChanges()) {
@@ -719,7 +742,7 @@ func (x *installations) plannedClusterChanges(ctx context.Context, f map[string]
 	}
 	prevOf := map[string]engine.Status{}
 	prev.Walk(func(path string, s *installation.Status) { prevOf[path] = s.Execution })
-	pv := &previewer{e: e, changes: map[string]tftypes.Value{}}
+	pv := &previewer{e: e, changes: map[string]tftypes.Value{}, sec: sec}
 	p.Walk(func(n *installation.Plan) {
 		pv.add(ctx, installation.ExecutionName(str(f["name"]), n.Path), engine.Execution{Items: n.Items}, prevOf[n.Path],
 			engine.Run{Resources: n.Resources}, n.Job.Run, func(item string) string { return installation.Join(n.Path, item) })
@@ -774,9 +797,30 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	}
 	logs := newJobLogger(ctx, nil, engine.Status{})
 	logs.addProviderTargets(x.targets())
+	sensitive := sensitiveImports(f)
+	var current map[string]engine.ItemSpec
+	if before := secretsOf(f, imp); hasSecrets(shadowSpec{imp: imp, sensitive: sensitive, st: r.saved.Status}, nil) {
+		// What the items will be given, rendered as far as it can be
+		// before the run, so the log masks what a secret became.
+		if p, err := installation.PlanTree(ctx, bp, imp, r.saved.Status, trigger, strategy); err == nil {
+			current = renderedSpecs(p)
+			before.useCurrent(current)
+			before.usePrior(fields(r.prior)[attrDeployItems], r.saved.Status)
+			before.shadowOf(ctx, shadowSpec{bp: bp, imp: imp, sensitive: sensitive, st: r.saved.Status, known: planKnown(p)}, planSpecs(p))
+		}
+		logs.addSecretList(before.list)
+	}
 	runner := &installation.Runner{Engine: r.engine, Name: str(f["name"]), Observe: logs.observeInstallation,
 		ReconcileTrigger: trigger, JobID: str(fields(f["status"])["job_id"]), Rollout: strategy}
 	st := runner.Apply(ctx, bp, imp, r.saved.Status)
+	sec := secretsOf(f, imp)
+	sec.addTree(st)
+	if current != nil {
+		sec.useCurrent(current)
+	}
+	sec.usePrior(fields(r.prior)[attrDeployItems], r.saved.Status)
+	sec.shadowOf(ctx, shadowSpec{bp: bp, imp: imp, sensitive: sensitive, st: st, exports: true}, statusSpecs(st))
+	logs.addSecretList(sec.list)
 	redactTree(logs, st)
 	ps = append(ps, treeProblems(st)...)
 	moved := map[string]*rollout.State{}
@@ -785,8 +829,6 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	promised := f[attrDeployItems]
 	var state tftypes.Value
 	var priv []byte
-	sec := secretsOf(f, imp)
-	sec.addTree(st)
 	state, priv, ps = x.stateOf(f, st, sec, ps)
 	if promised.IsFullyKnown() && !ps.errors() {
 		sf := fields(state)
@@ -811,7 +853,7 @@ func (x *installations) stateOf(f map[string]tftypes.Value, st *installation.Sta
 	f[attrDeployItems] = statusItems(x.t.AttributeTypes[attrDeployItems], st, sec)
 	f[attrClusterChanges] = keepClusterChanges(x.t.AttributeTypes[attrClusterChanges], f[attrClusterChanges])
 	var err error
-	if f["exports"], f["target_exports"], err = x.exportValues(st); err != nil {
+	if f["exports"], f[attrSensitiveExports], f["target_exports"], err = x.exportValues(st); err != nil {
 		ps.add(attrPath("exports"), "Export cannot be represented", err.Error())
 	}
 	priv, err := encodeInstallationPrivate(st)
@@ -833,10 +875,15 @@ func (x *installations) destroy(r *jobRun[storedInstallation]) (tftypes.Value, [
 	if st == nil {
 		return tftypes.NewValue(x.t, nil), nil, nil
 	}
-	redactTree(logs, st)
 	imp, _, _ := importsOf(f, x.targets())
 	sec := secretsOf(f, imp)
 	sec.addTree(st)
+	// Nothing is rendered on destroy: the items left keep the masking
+	// their configs had in state.
+	sec.keepMasked(f[attrDeployItems])
+	sec.derive(statusSpecs(st))
+	logs.addSecretList(sec.list)
+	redactTree(logs, st)
 	return x.stateOf(f, st, sec, treeProblems(st))
 }
 
