@@ -130,7 +130,7 @@ func (x *installations) importLandscaper(ctx context.Context, raw string) (tftyp
 	}
 	st := installation.Adopting(inst.Adoptions())
 	st.Exports.Data = exports
-	if f["exports"], _, err = x.exportValues(st); err != nil {
+	if f["exports"], f[attrSensitiveExports], _, err = x.exportValues(st); err != nil {
 		return fail("Export cannot be represented", err.Error())
 	}
 	priv, err := encodeInstallationPrivate(st)
