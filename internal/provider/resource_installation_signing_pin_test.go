@@ -16,6 +16,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -191,14 +194,24 @@ func pushSignedChart(t *testing.T, reg *helmtest.Registry, archive []byte) (ref,
 
 // signedChartComponent publishes example.com/pinned:1.0.0 with the
 // blueprint and a chart resource whose ociArtifact access is chartRef,
-// signed with its manifest digest as `ocm sign` records it. extra is
-// written as a second component of the constructor file, unsigned.
+// signed with its manifest digest as `ocm sign` records it.
 func signedChartComponent(t *testing.T, key *rsa.PrivateKey, blueprint, chartRef, chartDigest string) acctest.PublishedVersion {
+	t.Helper()
+	return signedOCIComponent(t, key, blueprint, fmt.Sprintf(`      - name: chart
+        type: helmChart
+        access: {type: ociArtifact, imageReference: %q}
+`, chartRef), "chart", chartDigest)
+}
+
+// signedOCIComponent publishes example.com/pinned:1.0.0 with the blueprint
+// and the given resources (constructor YAML), the OCI resource named
+// ociResource recording ociDigest as `ocm sign` records it, and signs it.
+func signedOCIComponent(t *testing.T, key *rsa.PrivateKey, blueprint, resourcesYAML, ociResource, ociDigest string) acctest.PublishedVersion {
 	t.Helper()
 	dir := t.TempDir()
 	mkdir(t, filepath.Join(dir, "blueprint"))
 	acctest.WriteFile(t, filepath.Join(dir, "blueprint", "blueprint.yaml"), blueprint)
-	acctest.WriteFile(t, filepath.Join(dir, "component-constructor.yaml"), fmt.Sprintf(`components:
+	acctest.WriteFile(t, filepath.Join(dir, "component-constructor.yaml"), `components:
   - name: example.com/pinned
     version: 1.0.0
     provider: {name: acme}
@@ -206,10 +219,7 @@ func signedChartComponent(t *testing.T, key *rsa.PrivateKey, blueprint, chartRef
       - name: blueprint
         type: landscaper.gardener.cloud/blueprint
         input: {type: dir, path: ./blueprint, compress: true, mediaType: application/vnd.gardener.landscaper.blueprint.v1+tar+gzip}
-      - name: chart
-        type: helmChart
-        access: {type: ociArtifact, imageReference: %q}
-`, chartRef))
+`+resourcesYAML)
 	v := acctest.Publish(t, false, filepath.Join(dir, "component-constructor.yaml"))[0]
 	desc := addDigests(t, v, nil)
 	var doc map[string]any
@@ -219,9 +229,9 @@ func signedChartComponent(t *testing.T, key *rsa.PrivateKey, blueprint, chartRef
 	comp, _ := doc["component"].(map[string]any)
 	resources, _ := comp["resources"].([]any)
 	for _, r := range resources {
-		if m, _ := r.(map[string]any); m["name"] == "chart" {
+		if m, _ := r.(map[string]any); m["name"] == ociResource {
 			m["digest"] = map[string]any{"hashAlgorithm": "SHA-256", "normalisationAlgorithm": signing.OCIArtifactDigestV1,
-				"value": strings.TrimPrefix(chartDigest, "sha256:")}
+				"value": strings.TrimPrefix(ociDigest, "sha256:")}
 		}
 	}
 	desc, _ = yaml.Marshal(doc)
@@ -231,6 +241,74 @@ func signedChartComponent(t *testing.T, key *rsa.PrivateKey, blueprint, chartRef
 	}
 	v.Descriptor = signed
 	return v
+}
+
+// What templates see of a verified component, through Terraform: the
+// image's access, which the registry pointed elsewhere after signing,
+// pinned to the signed digest, and its labels marked signed or not.
+func TestAccInstallation_templatesSeePinsAndUnsignedLabels(t *testing.T) {
+	key := rsaKey(t)
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	blueprint := `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+exports:
+  - {name: image, type: data, schema: {type: string}}
+  - {name: labels, type: data, schema: {type: string}}
+deployExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      {{- $image := getResource .cd "name" "image" }}
+      deployItems:
+        - name: app
+          type: landscaper.gardener.cloud/mock
+          config:
+            apiVersion: mock.deployer.landscaper.gardener.cloud/v1alpha1
+            kind: ProviderConfiguration
+            phase: Succeeded
+            export:
+              image: {{ $image.access.imageReference }}
+              labels: "{{ range $image.labels }}{{ .name }}={{ if .unsigned }}unsigned{{ else }}signed{{ end }} {{ end }}"
+exportExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      exports:
+        image: {{ index .deployitems "app" "image" }}
+        labels: {{ index .deployitems "app" "labels" | quote }}
+`
+	v := signedOCIComponent(t, key, blueprint, `      - name: image
+        type: ociImage
+        labels: [{name: team, value: platform, signing: true}, {name: note, value: anything}]
+        access: {type: ociArtifact, imageReference: "registry.example/acme/app:1.0"}
+`, "image", digest)
+	// The registry points the unsigned access elsewhere.
+	v.Descriptor = setAccess(t, v.Descriptor, "image", map[string]any{"type": "ociArtifact", "imageReference": "evil.example/acme/app:latest"})
+	reg := ocitest.Start(t, ocitest.Options{CA: registryCA})
+	pushAll(t, reg, ocitest.OCM, []acctest.PublishedVersion{v})
+	config := fmt.Sprintf(`
+provider "landscaper" {
+  cache_dir          = %q
+  repository_context = { type = "OCIRegistry", baseUrl = "%s/ocm" }
+  verification_signatures = { acme = { public_key = %q } }
+}
+
+resource "landscaper_installation" "app" {
+  name         = "pinned"
+  blueprint    = { ref = "blueprint" }
+  component    = { name = "example.com/pinned", version = "1.0.0" }
+  verification = { signature_name = "acme" }
+}
+`, t.TempDir(), reg.Host, signtest.PublicKeyPEM(key))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{Config: config, ConfigStateChecks: []statecheck.StateCheck{
+			statecheck.ExpectKnownValue("landscaper_installation.app", tfjsonpath.New("exports").AtMapKey("image"),
+				knownvalue.StringExact("evil.example/acme/app@"+digest)),
+			statecheck.ExpectKnownValue("landscaper_installation.app", tfjsonpath.New("exports").AtMapKey("labels"),
+				knownvalue.StringExact("team=signed note=unsigned ")),
+		}}},
+	})
 }
 
 // Signed digests pin what a verifying installation pulls. Landscaper's
