@@ -1,0 +1,200 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	helmkube "helm.sh/helm/v3/pkg/kube"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
+)
+
+// installAsLandscaper installs the demo chart as Landscaper's helm
+// deployer does: helm's install action with the config's release name and
+// namespace, releases stored in Secrets.
+func installAsLandscaper(t *testing.T, kubeconfigPath, ns, name string, values map[string]any) {
+	t.Helper()
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig, flags.Namespace = &kubeconfigPath, &ns
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := helmkube.New(flags)
+	kc.Namespace = ns
+	ac := &action.Configuration{RESTClientGetter: flags, KubeClient: kc,
+		Releases: storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns))), Log: func(string, ...any) {}}
+	ch, err := loader.LoadArchive(bytes.NewReader(helmtest.Archive(t, helmtest.Demo, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := action.NewInstall(ac)
+	in.ReleaseName, in.Namespace, in.CreateNamespace, in.Timeout = name, ns, true, time.Minute
+	if _, err := in.Run(ch, values); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestImportFromLandscaper_helm takes over an installation of the guided
+// tour's kind whose helm release Landscaper installed: the first apply
+// upgrades that release (one revision more), the objects stay the same,
+// and the plan after is empty.
+func TestImportFromLandscaper_helm(t *testing.T) {
+	w := newWorkspace(t)
+	c := newLandscaperCluster(t)
+	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
+	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: cu-helm}\n")
+	installAsLandscaper(t, w.Path("kubeconfig"), "helm-example", "hello", map[string]any{"message": "from-landscaper"})
+	rc, err := clientcmd.BuildConfigFromFlags("", w.Path("kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uids := func() string {
+		cm, err := cs.CoreV1().ConfigMaps("helm-example").Get(t.Context(), "hello-config", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := cs.CoreV1().Secrets("helm-example").Get(t.Context(), "hello-secret", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(cm.UID) + "," + string(s.UID)
+	}
+	before := uids()
+
+	c.write(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Target
+metadata: {name: my-cluster, namespace: cu-helm}
+spec:
+  type: landscaper.gardener.cloud/kubernetes-cluster
+  config: {kubeconfig: "kubeconfig of the target cluster"}
+`)
+	raw := helmtest.ArchiveBase64(t, helmtest.Demo, "")
+	item := fmt.Sprintf(`type: landscaper.gardener.cloud/helm
+target: {name: my-cluster, namespace: cu-helm}
+config:
+  apiVersion: helm.deployer.landscaper.gardener.cloud/v1alpha1
+  kind: ProviderConfiguration
+  name: hello
+  namespace: helm-example
+  createNamespace: true
+  chart: {archive: {raw: %s}}
+  values: {message: from-landscaper}
+`, raw)
+	blueprint := fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+jsonSchema: "https://json-schema.org/draft/2019-09/schema"
+imports:
+  - name: cluster
+    type: target
+    targetType: landscaper.gardener.cloud/kubernetes-cluster
+deployExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: default-deploy-item
+          target:
+            import: cluster
+%s
+`, indentLines(item, "          "))
+	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Installation
+metadata: {name: hello-helm, namespace: cu-helm}
+spec:
+  imports:
+    targets: [{name: cluster, target: my-cluster}]
+  blueprint:
+    inline:
+      filesystem:
+        blueprint.yaml: |
+%s
+status:
+  observedGeneration: 1
+  phase: Succeeded
+  executionRef: {name: hello-helm, namespace: cu-helm}
+`, indentLines(blueprint, "          ")))
+	const di = "hello-helm-default-deploy-item-h3lm1"
+	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Execution
+metadata: {name: hello-helm, namespace: cu-helm}
+spec:
+  deployItems:
+    - name: default-deploy-item
+%s
+status:
+  observedGeneration: 1
+  phase: Succeeded
+  deployItemCache:
+    activeDIs: [{specName: default-deploy-item, objectName: %s}]
+`, indentLines(item, "      "), di))
+	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: DeployItem
+metadata:
+  name: %s
+  namespace: cu-helm
+  labels: {execution.landscaper.gardener.cloud/name: default-deploy-item, execution.landscaper.gardener.cloud/managed-by: hello-helm}
+spec:
+%s
+status:
+  observedGeneration: 1
+  phase: Succeeded
+`, di, indentLines(item, "  ")))
+
+	w.Config(`
+provider "landscaper" {
+  targets = {
+    landscaper = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
+    my-cluster = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
+  }
+}
+
+import {
+  to = landscaper_installation.hello
+  id = "landscaper/cu-helm/hello-helm"
+}
+`)
+	out, code := w.Run(nil, "plan", "-input=false", "-no-color", "-generate-config-out=generated.tf")
+	if code != 0 {
+		t.Fatalf("plan -generate-config-out exited %d:\n%s", code, out)
+	}
+	w.Apply()
+
+	l, err := cs.CoreV1().Secrets("helm-example").List(t.Context(), metav1.ListOptions{LabelSelector: "owner=helm,name=hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var history []string
+	for _, s := range l.Items {
+		history = append(history, s.Labels["version"]+":"+s.Labels["status"])
+	}
+	if got := strings.Join(history, ","); got != "1:superseded,2:deployed" {
+		t.Fatalf("release history %s, want Landscaper's revision 1 upgraded in place to 2", got)
+	}
+	if after := uids(); after != before {
+		t.Fatalf("the release's objects were re-created: UIDs %s, were %s", after, before)
+	}
+	if out, code := w.PlanExitCode(); code != 0 {
+		t.Fatalf("plan after the take-over exited %d:\n%s", code, out)
+	}
+}
