@@ -1,7 +1,13 @@
 package component
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"strings"
+
 	"context"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing/signtest"
 	"testing"
 )
 
@@ -38,6 +44,57 @@ func TestReview18UnpinnedAccessTypeVariants(t *testing.T) {
 			}
 			if got := at(cd, "component", "resources", 1, "access", "globalAccess", "imageReference"); got != nil {
 				t.Errorf("globalAccess type %q: a verified template sees the unpinned imageReference %v", typ, got)
+			}
+		})
+	}
+}
+
+// The signed form leaves out the digest of a resource whose access is
+// "none" (as OCM does), so a registry can give such a resource any digest
+// without breaking the signature. Set.SignedArtifact / SignedBlob (what the
+// helm deployer checks chart.ref, helmChartRepo and archive.remote.url
+// against) still count that digest as signed: together with an unpinned
+// chart.ref (TestReview18UnpinnedAccessTypeVariants) an unsigned chart is
+// installed by a verifying installation.
+func TestReview18NoneAccessDigestCountsAsSigned(t *testing.T) {
+	const evil = "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, norm := range []string{signing.JSONNormalisationV1, signing.JSONNormalisationV2, signing.JSONNormalisationV3} {
+		t.Run(norm, func(t *testing.T) {
+			plain := descYAML("root", "1", nil, `  - name: docs
+    version: '1'
+    type: plainText
+    relation: external
+    access: {type: none}`)
+			signed, err := signtest.Sign([]byte(plain), signtest.Options{Name: "acme", Key: key, Normalisation: norm})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The registry adds a digest of its choosing.
+			tampered := strings.Replace(string(signed), "type: none", "type: none\n      imageReference: evil.test/charts/app:1.0", 1)
+			tampered = strings.Replace(tampered, "relation: external", "relation: external\n    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: "+evil+"}", 1)
+			if tampered == string(signed) {
+				t.Fatal("tamper failed")
+			}
+			v, err := signing.NewVerifier("acme", signtest.PublicKeyPEM(key), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, r := newFake()
+			f.descs["root:1"] = tampered
+			s, err := Resolve(context.Background(), ResolveOptions{Root: ID{"root", "1"}, Resolver: r, Verifier: v})
+			if err != nil {
+				t.Skipf("refused: %v", err)
+			}
+			if what, ok := s.SignedArtifact("sha256:" + evil); ok {
+				t.Errorf("an unsigned digest counts as signed (%s): a chart.ref to that artifact is accepted", what)
+			}
+			root, _ := s.Component("root", "1")
+			if got := at(root.Descriptor(), "component", "resources", 0, "access", "imageReference"); got != nil {
+				t.Errorf("a none access shows an unpinned imageReference %v", got)
 			}
 		})
 	}
