@@ -5,6 +5,8 @@ import (
 	"crypto/rsa"
 	"strings"
 
+	"sigs.k8s.io/yaml"
+
 	"context"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing/signtest"
@@ -97,5 +99,39 @@ func TestReview18NoneAccessDigestCountsAsSigned(t *testing.T) {
 				t.Errorf("a none access shows an unpinned imageReference %v", got)
 			}
 		})
+	}
+}
+
+// pinReference keeps whatever precedes the tag or digest, so an unsigned
+// imageReference with a line break survives pinning as text that, rendered
+// the usual way (`image: {{ ... }}`) into a manifest, names an unpinned
+// image: the "@sha256:<signed>" lands on another line.
+func TestReview18PinnedReferenceIsNotAReference(t *testing.T) {
+	f, r := newFake()
+	f.descs["root:1"] = descYAML("root", "1", nil, `  - name: img
+    version: '1'
+    type: ociImage
+    relation: external
+    access: {type: ociArtifact, imageReference: "evil.test/unsigned:latest\n      x: a/b"}
+    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: `+signedChart+`}`)
+	s, err := Resolve(context.Background(), ResolveOptions{Root: ID{"root", "1"}, Resolver: r, Verifier: &recordingVerifier{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := s.Component("root", "1")
+	ref, _ := at(root.Descriptor(), "component", "resources", 0, "access", "imageReference").(string)
+	manifest := "spec:\n  containers:\n    - name: app\n      image: " + ref + "\n"
+	var m struct {
+		Spec struct {
+			Containers []struct {
+				Image string `json:"image"`
+			} `json:"containers"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(manifest), &m); err != nil {
+		t.Fatalf("%v\n%s", err, manifest)
+	}
+	if img := m.Spec.Containers[0].Image; !strings.HasSuffix(img, "@sha256:"+signedChart) {
+		t.Errorf("the pinned reference %q renders an unpinned image %q", ref, img)
 	}
 }
