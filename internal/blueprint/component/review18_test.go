@@ -1,16 +1,16 @@
 package component
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"strings"
+	"testing"
 
 	"sigs.k8s.io/yaml"
 
-	"context"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing/signtest"
-	"testing"
 )
 
 // Review of issue 18 (attacker controls the registry): the access is not
@@ -133,5 +133,39 @@ func TestReview18PinnedReferenceIsNotAReference(t *testing.T) {
 	}
 	if img := m.Spec.Containers[0].Image; !strings.HasSuffix(img, "@sha256:"+signedChart) {
 		t.Errorf("the pinned reference %q renders an unpinned image %q", ref, img)
+	}
+}
+
+// jsonNormalisation/v1 (OCM's legacy one) leaves sources out of the
+// signed form, but the template view marks a source label with signing:
+// true as signed: a registry adds a source whose "signed" label it chose.
+func TestReview18V1SourceLabelsShownAsSigned(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := descYAML("root", "1", nil, "")
+	signed, err := signtest.Sign([]byte(plain), signtest.Options{Name: "acme", Key: key, Normalisation: signing.JSONNormalisationV1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := strings.Replace(string(signed), "\n  sources: []",
+		"\n  sources: [{name: src, version: '1', type: git, labels: [{name: approved, value: evil, signing: true}], access: {type: none}}]", 1)
+	if tampered == string(signed) {
+		t.Fatal("tamper failed")
+	}
+	v, err := signing.NewVerifier("acme", signtest.PublicKeyPEM(key), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, r := newFake()
+	f.descs["root:1"] = tampered
+	s, err := Resolve(context.Background(), ResolveOptions{Root: ID{"root", "1"}, Resolver: r, Verifier: v})
+	if err != nil {
+		t.Skipf("refused: %v", err)
+	}
+	root, _ := s.Component("root", "1")
+	if at(root.Descriptor(), "component", "sources", 0, "labels", 0, UnsignedLabelKey) == nil {
+		t.Errorf("an added source's label under jsonNormalisation/v1 is shown as signed")
 	}
 }
