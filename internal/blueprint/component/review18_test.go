@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing/signtest"
 )
@@ -167,5 +168,27 @@ func TestReview18V1SourceLabelsShownAsSigned(t *testing.T) {
 	root, _ := s.Component("root", "1")
 	if at(root.Descriptor(), "component", "sources", 0, "labels", 0, UnsignedLabelKey) == nil {
 		t.Errorf("an added source's label under jsonNormalisation/v1 is shown as signed")
+	}
+}
+
+// pinnedAccess pins the exact key "imageReference", but the registry
+// client reads the access with encoding/json (ocm.DecodeAccess), which
+// matches keys case-insensitively and lets the last one win: an added
+// "imagereference" (sorted after "imageReference") is what is pulled, from
+// an attacker-chosen host (http:// makes the shared client allow plain
+// HTTP to it), before the digest check refuses it.
+func TestReview18PinnedAccessOverriddenByFoldedKey(t *testing.T) {
+	res := ocm.Resource{Name: "chart", Type: "helmChart",
+		Access: map[string]any{"type": "ociArtifact", "imageReference": "registry.test/charts/app:1.0", "imagereference": "http://evil.test/charts/app:1.0"},
+		Digest: &ocm.DigestSpec{HashAlgorithm: "SHA-256", NormalisationAlgorithm: "ociArtifactDigest/v1", Value: signedChart}}
+	access := pinnedAccess(res)
+	var a struct {
+		ImageReference string `json:"imageReference"`
+	}
+	if err := ocm.DecodeAccess(access, &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.ImageReference != "registry.test/charts/app@sha256:"+signedChart {
+		t.Errorf("the registry client pulls %q, not the pinned reference", a.ImageReference)
 	}
 }
