@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -229,28 +230,48 @@ const (
 	AccessRelativeOCIReference = "relativeOciReference"
 )
 
-// SupportedAccessTypes are the access types this package can read.
+// SupportedAccessTypes are the access types this package can read,
+// spelled as OCM spells them: OCM's type names are case-sensitive, and a
+// signature does not cover the access, so a spelling the readers and the
+// verified view might disagree on is no type at all.
 var SupportedAccessTypes = []string{AccessLocalBlob, AccessLocalOCIBlob, AccessLocalFilesystemBlob,
-	AccessOCIArtifact, AccessOCIRegistry, AccessHelm, AccessRelativeOCIReference}
+	AccessOCIArtifact, AccessOCIRegistry, AccessOCIImage, AccessHelm, AccessRelativeOCIReference}
 
 // CheckAccessType returns an error wrapping ErrUnsupportedAccess for an
 // access type none of SupportedAccessTypes.
 func CheckAccessType(access map[string]any) error {
-	t := AccessType(access)
-	for _, s := range SupportedAccessTypes {
-		if strings.EqualFold(t, s) {
-			return nil
+	if slices.Contains(SupportedAccessTypes, AccessType(access)) {
+		return CheckAccessKeys(access)
+	}
+	return fmt.Errorf("%w %q (supported: %s)", ErrUnsupportedAccess, AccessType(access), strings.Join(SupportedAccessTypes, ", "))
+}
+
+// CheckAccessKeys refuses an access with two keys that differ only in
+// case (or Unicode folding): encoding/json matches keys that way and the
+// last one wins, so a second spelling would override the key the
+// verified view shows and pins.
+func CheckAccessKeys(access map[string]any) error {
+	keys := make([]string, 0, len(access))
+	for k := range access {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, a := range keys {
+		for _, b := range keys[i+1:] {
+			if strings.EqualFold(a, b) {
+				return fmt.Errorf("access has both %q and %q: keys that differ only in case are ambiguous", a, b)
+			}
 		}
 	}
-	if t == AccessOCIImage {
-		return nil
-	}
-	return fmt.Errorf("%w %q (supported: %s)", ErrUnsupportedAccess, t, strings.Join(SupportedAccessTypes, ", "))
+	return nil
 }
 
 // DecodeAccess decodes an access specification into v, ignoring unknown
-// keys.
+// keys, and refusing keys that differ only in case (CheckAccessKeys).
 func DecodeAccess(access map[string]any, v any) error {
+	if err := CheckAccessKeys(access); err != nil {
+		return err
+	}
 	data, err := json.Marshal(access)
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ func (c *Component) Descriptor() map[string]any {
 		c.genericOnce.Do(func() {
 			c.generic = c.cv.Descriptor.Generic()
 			if c.verifying {
-				verifiedView(c.generic, c.cv.Descriptor, c.verified)
+				verifiedView(c.generic, c.cv.Descriptor, c.verified, c.sourcesSigned)
 			}
 		})
 		m, _ := generic(c.generic).(map[string]any)
@@ -83,7 +83,7 @@ func (c *Component) Descriptor() map[string]any {
 		"component": comp,
 	}
 	if c.verifying {
-		verifiedView(doc, nil, false)
+		verifiedView(doc, nil, false, false)
 	}
 	return doc
 }

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing"
 )
 
 // What a verifying installation shows templates. A signature covers a
@@ -30,13 +33,19 @@ const (
 const UnsignedLabelKey = "unsigned"
 
 // ociImageKeys are the access keys that name an OCI artifact, by access
-// type.
+// type, spelled exactly: the registry client reads no other spelling.
 var ociImageKeys = map[string]string{
 	ocm.AccessOCIArtifact:          "imageReference",
 	ocm.AccessOCIRegistry:          "imageReference",
 	ocm.AccessOCIImage:             "imageReference",
 	ocm.AccessRelativeOCIReference: "reference",
 }
+
+// localBlobKeys are the keys of a localBlob access a template may see:
+// they address content the signature's digest checks, so a registry that
+// changes them can only make the read fail. globalAccess is rebuilt by
+// the same rules as any access.
+var localBlobKeys = []string{"localReference", "mediaType", "referenceName"}
 
 // signedSHA256 returns the hex value of a SHA-256 digest of the given
 // normalisation, or "".
@@ -56,51 +65,94 @@ func signedSHA256(d *ocm.DigestSpec, normalisation string) string {
 
 // pinReference replaces the tag or digest of an OCI reference by a
 // digest: host/repo:tag and host/repo@sha256:x become host/repo@sha256:d.
-func pinReference(ref, hexDigest string) string {
+// An oci:// prefix stays (helm's chart.ref wants it); http:// goes, since
+// a verifying installation does not ask for plain HTTP on a registry's
+// word. ok is false when the result is not one OCI reference naming that
+// digest: the reference is not signed, and text that only looks like a
+// reference (a line break, a second key) would render as something else.
+func pinReference(ref, hexDigest string) (string, bool) {
+	prefix := ""
+	if strings.HasPrefix(ref, "oci://") {
+		prefix, ref = "oci://", strings.TrimPrefix(ref, "oci://")
+	} else {
+		ref = strings.TrimPrefix(ref, "http://")
+	}
 	if i := strings.IndexByte(ref, '@'); i >= 0 {
 		ref = ref[:i]
 	}
 	if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
 		ref = ref[:i]
 	}
-	return ref + "@sha256:" + hexDigest
+	pinned := ref + "@sha256:" + hexDigest
+	// Weak validation: short Docker Hub names (nginx, docker.io/nginx) are
+	// references OCM descriptors carry; the character rules are the same.
+	d, err := name.NewDigest(pinned)
+	if err != nil || d.DigestStr() != "sha256:"+hexDigest || d.String() != pinned {
+		return "", false
+	}
+	return prefix + pinned, true
 }
 
-// pinAccess pins an OCI access of a resource in place to the resource's
-// signed artifact digest, or drops its reference when there is none. A
-// localBlob's globalAccess is the same artifact and is pinned alike.
-func pinAccess(access map[string]any, d *ocm.DigestSpec) {
+// verifiedAccess is what a template of a verifying installation sees of
+// an access: built from what is known, never copied. An OCI access of a
+// known type (exact spelling) keeps its reference pinned to the signed
+// artifact digest d, or loses it; a localBlob keeps the keys that address
+// its signed content; every other access, whatever it names, shows only
+// its type: no template can render a location no one signed.
+func verifiedAccess(access map[string]any, d *ocm.DigestSpec) map[string]any {
 	if access == nil {
-		return
+		return nil
 	}
-	if g, ok := access["globalAccess"].(map[string]any); ok {
-		pinAccess(g, d)
+	out := map[string]any{}
+	if t, ok := access["type"].(string); ok {
+		out["type"] = t
+	}
+	typ := ocm.AccessType(access)
+	if key, ok := ociImageKeys[typ]; ok {
+		ref, _ := access[key].(string)
+		if signed := signedSHA256(d, ociArtifactDigest); signed != "" && ref != "" {
+			if pinned, ok := pinReference(ref, signed); ok {
+				out[key] = pinned
+			}
+		}
+		return out
+	}
+	if typ == ocm.AccessLocalBlob {
+		for _, k := range localBlobKeys {
+			if v, ok := access[k].(string); ok {
+				out[k] = v
+			}
+		}
+		if g, ok := access["globalAccess"].(map[string]any); ok {
+			out["globalAccess"] = verifiedAccess(g, d)
+		}
+	}
+	return out
+}
+
+// pinnedAccess is the access a verified resource is fetched by: an OCI
+// access rebuilt with its reference pinned, any other as stored (its
+// reader refuses what a verified fetch must not do). An OCI access with
+// no signed artifact digest, or whose reference cannot be pinned, is not
+// fetched at all: the signature check would refuse the content, but only
+// after a connection to wherever the registry pointed.
+func pinnedAccess(res ocm.Resource) (map[string]any, error) {
+	access, _ := generic(res.Access).(map[string]any)
+	if err := ocm.CheckAccessKeys(access); err != nil {
+		return nil, err
 	}
 	key, ok := ociImageKeys[ocm.AccessType(access)]
 	if !ok {
-		return
-	}
-	ref, _ := access[key].(string)
-	if signed := signedSHA256(d, ociArtifactDigest); signed != "" && ref != "" {
-		access[key] = pinReference(ref, signed)
-		return
-	}
-	delete(access, key)
-}
-
-// pinnedAccess is a copy of a verified resource's access, pinned, for
-// fetching its content; nil when it cannot be pinned (the signature
-// check then refuses the content, without fetching it).
-func pinnedAccess(res ocm.Resource) map[string]any {
-	access, _ := generic(res.Access).(map[string]any)
-	if _, ok := ociImageKeys[ocm.AccessType(access)]; !ok {
-		return access
+		return access, nil
 	}
 	if signedSHA256(res.Digest, ociArtifactDigest) == "" {
-		return nil
+		return nil, fmt.Errorf("its OCI access cannot be pinned: the signed descriptor records no OCI artifact digest for it")
 	}
-	pinAccess(access, res.Digest)
-	return access
+	pinned := verifiedAccess(access, res.Digest)
+	if pinned[key] == nil {
+		return nil, fmt.Errorf("its OCI access cannot be pinned: %s is not an OCI reference", key)
+	}
+	return pinned, nil
 }
 
 // markLabels marks the labels of a generic descriptor entry that no
@@ -121,8 +173,9 @@ func markLabels(entry map[string]any, verified bool) {
 
 // verifiedView applies the rules above to a generic v2 descriptor (doc,
 // as Descriptor.Generic builds it, in the order of d's lists). d is nil
-// for a component of a constructor file, which no signature covers.
-func verifiedView(doc map[string]any, d *ocm.Descriptor, verified bool) {
+// for a component of a constructor file, which no signature covers;
+// sourcesSigned says the checked normalisation covers the sources.
+func verifiedView(doc map[string]any, d *ocm.Descriptor, verified, sourcesSigned bool) {
 	comp, _ := doc["component"].(map[string]any)
 	if comp == nil {
 		return
@@ -139,13 +192,19 @@ func verifiedView(doc map[string]any, d *ocm.Descriptor, verified bool) {
 			if !ok {
 				continue
 			}
-			markLabels(m, verified)
-			access, _ := m["access"].(map[string]any)
+			markLabels(m, verified && (key == "resources" || sourcesSigned))
 			var digest *ocm.DigestSpec
 			if verified && i < len(list) {
 				digest = list[i].Digest
 			}
-			pinAccess(access, digest)
+			if access, ok := m["access"].(map[string]any); ok {
+				m["access"] = verifiedAccess(access, digest)
+			}
+			if signing.NoneAccess(m["access"]) {
+				// The signed form leaves this digest out: it is the
+				// registry's to choose.
+				delete(m, "digest")
+			}
 		}
 	}
 	refs, _ := comp["componentReferences"].([]any)
@@ -187,7 +246,8 @@ func (s *Set) signed(normalisation, digest string) (string, bool) {
 				continue
 			}
 			for _, r := range c.cv.Descriptor.Component.Resources {
-				if r.Digest == nil {
+				// A none access's digest is not part of the signed form.
+				if r.Digest == nil || signing.NoneAccess(r.Access) {
 					continue
 				}
 				if v := signedSHA256(r.Digest, r.Digest.NormalisationAlgorithm); v != "" {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing"
 )
 
 // Verifier checks what a signed component version promises: its
@@ -19,6 +20,9 @@ import (
 type Verifier interface {
 	// VerifyComponent checks the signature of the root component version.
 	VerifyComponent(cv *ocm.ComponentVersion) error
+	// Normalisation names the normalisation of the signature
+	// VerifyComponent checks: what it covers depends on it.
+	Normalisation(cv *ocm.ComponentVersion) string
 	// CheckReference checks that a referenced version is the one a verified
 	// version's reference recorded.
 	CheckReference(ref ocm.Reference, referenced *ocm.ComponentVersion) error
@@ -129,6 +133,7 @@ func (w *walk) root(ref ocm.Ref) error {
 			}
 		}
 		c := w.s.addVersion(cv, w.verifier != nil)
+		c.sourcesSigned = w.verifier != nil && signing.SignsSources(w.verifier.Normalisation(cv))
 		level = append(level, c)
 	}
 	// Constructor components may reference repository ones too.
@@ -205,10 +210,14 @@ func (w *walk) expand(level []*Component, seen map[*Component]bool) ([]*Componen
 				return nil, fmt.Errorf("component %s: reference %q resolves to %s from a constructor file, which a signature cannot vouch for",
 					r.p.from.ID(), r.p.ref.Name, r.id)
 			}
-			if err := w.verifier.CheckReference(r.p.ref.toOCM(), c.cv); err != nil {
+			ref := r.p.ref.toOCM()
+			if err := w.verifier.CheckReference(ref, c.cv); err != nil {
 				return nil, &VerificationError{Err: fmt.Errorf("component %s: reference %q: %w", r.p.from.ID(), r.p.ref.Name, err)}
 			}
 			c.verified = true
+			// Any one checked digest whose normalisation covers the
+			// sources vouches for them.
+			c.sourcesSigned = c.sourcesSigned || ref.Digest != nil && signing.SignsSources(ref.Digest.NormalisationAlgorithm)
 		}
 	}
 	return next, nil
@@ -268,8 +277,9 @@ func (s *Set) repositoryResource(c *Component, res ocm.Resource, _ string) *Reso
 		if c.verified {
 			// Fetched where the signature says, or not at all: the digest
 			// check after the fetch cannot undo a connection made.
-			if access = pinnedAccess(res); access == nil {
-				return nil, &VerificationError{Err: fmt.Errorf("resource %q of component %s: its OCI access cannot be pinned: the signed descriptor records no OCI artifact digest for it", res.Name, c.ID())}
+			var err error
+			if access, err = pinnedAccess(res); err != nil {
+				return nil, &VerificationError{Err: fmt.Errorf("resource %q of component %s: %w", res.Name, c.ID(), err)}
 			}
 			ctx = ocm.WithVerifiedFetch(ctx)
 		}

@@ -222,6 +222,10 @@ func (v *recordingVerifier) VerifyComponent(*ocm.ComponentVersion) error {
 	return nil
 }
 
+func (v *recordingVerifier) Normalisation(*ocm.ComponentVersion) string {
+	return "jsonNormalisation/v3"
+}
+
 func (v *recordingVerifier) CheckReference(ref ocm.Reference, _ *ocm.ComponentVersion) error {
 	v.refs = append(v.refs, ref.Name)
 	if v.failReference {

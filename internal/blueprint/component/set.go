@@ -62,6 +62,9 @@ type Component struct {
 	// checked signature.
 	cv       *ocm.ComponentVersion
 	verified bool
+	// sourcesSigned says a checked signature's normalisation covers the
+	// sources (jsonNormalisation/v1 leaves them out).
+	sourcesSigned bool
 	// verifying says the Set verifies signatures: a component that is
 	// not verified then shows templates no OCI access and no content.
 	verifying bool

@@ -23,6 +23,7 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ociregistry"
 )
 
@@ -298,8 +299,13 @@ func (d *Deployer) loadFromRepo(ctx context.Context, r *HelmChartRepo, signed de
 // Landscaper writes refs without a scheme (host/repo:tag); oci:// is
 // accepted too, and http:// asks for plain HTTP. Under verification, the
 // manifest pulled must be one a verified component signs, checked before
-// anything of the chart is used.
+// anything of the chart is used, and http:// is refused.
 func (d *Deployer) loadOCI(ctx context.Context, ref string, signed deployer.SignedContent) (*chart.Chart, error) {
+	if signed != nil {
+		// What the registry client must not do before the digest check
+		// (plain HTTP on a reference's word) it refuses for this fetch.
+		ctx = ocm.WithVerifiedFetch(ctx)
+	}
 	p, err := d.pullChart(ctx, ref)
 	if err != nil {
 		return nil, err

@@ -130,6 +130,12 @@ func (c *Client) artifact(ctx context.Context, reference string) (*ocm.Blob, err
 func (c *Client) Pull(ctx context.Context, reference string) (*ocm.Blob, error) {
 	ref, plain := pullReference(reference)
 	if plain {
+		if ocm.VerifiedFetch(ctx) {
+			// The reference is not signed, and the allowance would outlive
+			// this fetch on the shared client.
+			return nil, fmt.Errorf("OCI artifact %q: a verifying installation does not ask registries for plain HTTP (http://); "+
+				"loopback registries that speak only plain HTTP are still reached without it", redact(reference))
+		}
 		host, _, _ := strings.Cut(ref, "/")
 		c.tr.allowPlain(host)
 	}

@@ -95,8 +95,21 @@ func filterLabels(m map[string]any) {
 	}
 }
 
-func noneAccess(res map[string]any) bool {
-	acc := asMap(res["access"])
+// SignsSources says whether a normalisation puts a descriptor's sources
+// into the signed form: jsonNormalisation/v1, OCM's legacy one, does not,
+// and an unknown one is assumed not to.
+func SignsSources(normalisation string) bool {
+	return normalisation == JSONNormalisationV2 || normalisation == JSONNormalisationV3
+}
+
+func noneAccess(res map[string]any) bool { return NoneAccess(res["access"]) }
+
+// NoneAccess says whether an access (a resource's access value, as
+// decoded) is "none", which every normalisation treats as no access: the
+// resource's digest is then left out of the signed form, so whoever serves
+// the descriptor chooses it.
+func NoneAccess(access any) bool {
+	acc := asMap(access)
 	if acc == nil {
 		return true
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
@@ -102,8 +103,35 @@ func (v *Verifier) subjectMatches(c *x509.Certificate) bool {
 	if v.subject == nil {
 		return c.Subject.CommonName == v.subjectRaw
 	}
-	got, err := parseDN(c.Subject.String())
-	return err == nil && slices.Equal(got, v.subject)
+	return slices.Equal(subjectAttributes(c.Subject), v.subject)
+}
+
+// dnOIDs are the short names of the attribute types Go names; others
+// compare by their dotted OID, as Go prints them.
+var dnOIDs = map[string]string{"2.5.4.3": "CN", "2.5.4.10": "O", "2.5.4.11": "OU", "2.5.4.6": "C", "2.5.4.7": "L",
+	"2.5.4.8": "ST", "2.5.4.9": "STREET", "2.5.4.17": "POSTALCODE", "2.5.4.5": "SERIALNUMBER"}
+
+// subjectAttributes are a certificate subject's attributes as sorted
+// "TYPE=value", read from the certificate's own values: printing the
+// name and parsing it back would lose what printing escapes (leading and
+// trailing spaces), and so accept another identity the CA may issue.
+func subjectAttributes(n pkix.Name) []string {
+	attrs := n.Names
+	if len(attrs) == 0 {
+		for _, rdn := range n.ToRDNSequence() {
+			attrs = append(attrs, rdn...)
+		}
+	}
+	out := make([]string, 0, len(attrs))
+	for _, a := range attrs {
+		k := a.Type.String()
+		if short, ok := dnOIDs[k]; ok {
+			k = short
+		}
+		out = append(out, k+"="+fmt.Sprint(a.Value))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // dnTypes maps the attribute names RFC 2253 and OpenSSL write to the
@@ -114,28 +142,51 @@ var dnTypes = map[string]string{"COMMONNAME": "CN", "ORGANIZATIONNAME": "O", "OR
 // parseDN splits a distinguished name into sorted "TYPE=value"
 // attributes: RDNs (",") and multi-valued RDNs ("+") alike, a backslash
 // escaping the next character. Order does not count; every attribute of
-// the name does.
+// the name does. Spaces around a value are dropped unless escaped (RFC
+// 4514), so "CN=\\ signer" requires the leading space.
 func parseDN(dn string) ([]string, error) {
 	var out []string
 	var cur strings.Builder
+	// lastEsc is one past the last escaped byte of cur: spaces before it
+	// are the value's own.
+	lastEsc, firstEsc := 0, -1
 	flush := func() error {
-		k, val, ok := strings.Cut(cur.String(), "=")
+		s := cur.String()
+		eq := strings.IndexByte(s, '=')
 		cur.Reset()
-		k = strings.ToUpper(strings.TrimSpace(k))
-		if !ok || k == "" {
+		keep, first := lastEsc, firstEsc
+		lastEsc, firstEsc = 0, -1
+		if eq < 0 || (first >= 0 && first < eq) {
+			return fmt.Errorf("%q is not a distinguished name (TYPE=value, ...)", dn)
+		}
+		k := strings.ToUpper(strings.TrimSpace(s[:eq]))
+		if k == "" {
 			return fmt.Errorf("%q is not a distinguished name (TYPE=value, ...)", dn)
 		}
 		if alias, ok := dnTypes[k]; ok {
 			k = alias
 		}
-		out = append(out, k+"="+strings.TrimSpace(val))
+		val := s[eq+1:]
+		end := len(val)
+		for end > 0 && val[end-1] == ' ' && eq+1+end > keep {
+			end--
+		}
+		start := 0
+		for start < end && val[start] == ' ' && (first < 0 || eq+1+start < first) {
+			start++
+		}
+		out = append(out, k+"="+val[start:end])
 		return nil
 	}
 	for i := 0; i < len(dn); i++ {
 		switch ch := dn[i]; {
 		case ch == '\\' && i+1 < len(dn):
 			i++
+			if firstEsc < 0 {
+				firstEsc = cur.Len()
+			}
 			cur.WriteByte(dn[i])
+			lastEsc = cur.Len()
 		case ch == ',' || ch == '+':
 			if err := flush(); err != nil {
 				return nil, err
@@ -227,6 +278,17 @@ func (v *Verifier) VerifyComponent(cv *ocm.ComponentVersion) error {
 		return fmt.Errorf("signature %q: digest value is not hex: %w", v.Name, err)
 	}
 	return v.verifySignature(sig.Signature, sum)
+}
+
+// Normalisation names the normalisation of the signature VerifyComponent
+// checks in cv ("" when cv has none by v.Name).
+func (v *Verifier) Normalisation(cv *ocm.ComponentVersion) string {
+	for i := range cv.Descriptor.Signatures {
+		if cv.Descriptor.Signatures[i].Name == v.Name {
+			return cv.Descriptor.Signatures[i].Digest.NormalisationAlgorithm
+		}
+	}
+	return ""
 }
 
 // DescriptorDigest returns the hex digest of a stored descriptor.
