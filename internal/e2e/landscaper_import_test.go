@@ -298,6 +298,12 @@ import {
 	if out, code := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan after the take-over exited %d:\n%s", code, out)
 	}
+	// An Installation that is not there is named, and nothing is imported.
+	acctest.WriteFile(t, w.Path("moon.tf"), "import {\n  to = landscaper_installation.moon\n  id = \"landscaper/cu-example/hello-moon\"\n}\n")
+	if out, code := w.Run(nil, "plan", "-input=false", "-no-color", "-generate-config-out=moon-generated.tf"); code == 0 ||
+		!strings.Contains(strings.Join(strings.Fields(out), " "), "Installation cu-example/hello-moon") {
+		t.Errorf("importing a missing Installation exited %d:\n%s", code, out)
+	}
 	// Nothing in the Landscaper cluster was changed.
 	if inst := c.get("Installation", "cu-example", "hello-world"); inst.GetGeneration() != 1 {
 		t.Errorf("the Installation was written: generation %d", inst.GetGeneration())
