@@ -2,13 +2,19 @@ package component
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing/signtest"
 )
 
 const signedChart = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -195,4 +201,212 @@ func at(v any, path ...any) any {
 		}
 	}
 	return v
+}
+
+// The access is not signed, so whoever controls the registry may respell
+// its type or name another one: a verified template must still see no
+// reference that is not pinned, so the view builds accesses from what it
+// knows (exact OCI type names, localBlob's keys) and shows any other
+// access by its type alone.
+func TestVerifiedViewPinsOnlyExactOCITypes(t *testing.T) {
+	for _, typ := range []string{"ociartifact", "OciArtifact", "ociArtifact ", "s3", "helm"} {
+		t.Run(typ, func(t *testing.T) {
+			f, r := newFake()
+			f.descs["root:1"] = descYAML("root", "1", nil, `  - name: img
+    version: '1'
+    type: ociImage
+    relation: external
+    access: {type: '`+typ+`', imageReference: 'evil.test/unsigned:latest'}
+    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: `+signedChart+`}
+  - name: wrapped
+    version: '1'
+    type: ociImage
+    relation: external
+    access: {type: localBlob, localReference: 'sha256:bp', globalAccess: {type: '`+typ+`', imageReference: 'evil.test/unsigned:latest'}}
+    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: `+signedChart+`}`)
+			s, err := Resolve(context.Background(), ResolveOptions{Root: ID{"root", "1"}, Resolver: r, Verifier: &recordingVerifier{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			root, _ := s.Component("root", "1")
+			cd := root.Descriptor()
+			if got := at(cd, "component", "resources", 0, "access", "imageReference"); got != nil {
+				t.Errorf("access type %q: a verified template sees the unpinned imageReference %v", typ, got)
+			}
+			if got := at(cd, "component", "resources", 1, "access", "globalAccess", "imageReference"); got != nil {
+				t.Errorf("globalAccess type %q: a verified template sees the unpinned imageReference %v", typ, got)
+			}
+		})
+	}
+}
+
+// The signed form leaves out the digest of a resource whose access is
+// "none" (as OCM does), so a registry can give such a resource any digest
+// without breaking the signature. Set.SignedArtifact / SignedBlob (what the
+// helm deployer checks chart.ref, helmChartRepo and archive.remote.url
+// against) still count that digest as signed: together with an unpinned
+// chart.ref (TestVerifiedViewPinsOnlyExactOCITypes) an unsigned chart is
+// installed by a verifying installation.
+func TestNoneAccessDigestIsNotSigned(t *testing.T) {
+	const evil = "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, norm := range []string{signing.JSONNormalisationV1, signing.JSONNormalisationV2, signing.JSONNormalisationV3} {
+		t.Run(norm, func(t *testing.T) {
+			plain := descYAML("root", "1", nil, `  - name: docs
+    version: '1'
+    type: plainText
+    relation: external
+    access: {type: none}`)
+			signed, err := signtest.Sign([]byte(plain), signtest.Options{Name: "acme", Key: key, Normalisation: norm})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The registry adds a digest of its choosing.
+			tampered := strings.Replace(string(signed), "type: none", "type: none\n      imageReference: evil.test/charts/app:1.0", 1)
+			tampered = strings.Replace(tampered, "relation: external", "relation: external\n    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: "+evil+"}", 1)
+			if tampered == string(signed) {
+				t.Fatal("tamper failed")
+			}
+			v, err := signing.NewVerifier("acme", signtest.PublicKeyPEM(key), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, r := newFake()
+			f.descs["root:1"] = tampered
+			s, err := Resolve(context.Background(), ResolveOptions{Root: ID{"root", "1"}, Resolver: r, Verifier: v})
+			if err != nil {
+				t.Skipf("refused: %v", err)
+			}
+			if what, ok := s.SignedArtifact("sha256:" + evil); ok {
+				t.Errorf("an unsigned digest counts as signed (%s): a chart.ref to that artifact is accepted", what)
+			}
+			root, _ := s.Component("root", "1")
+			if got := at(root.Descriptor(), "component", "resources", 0, "access", "imageReference"); got != nil {
+				t.Errorf("a none access shows an unpinned imageReference %v", got)
+			}
+		})
+	}
+}
+
+// Pinning replaces only the tag or digest, so an unsigned imageReference
+// with a line break would survive as text that, rendered the usual way
+// (`image: {{ ... }}`) into a manifest, names an unpinned image, the
+// "@sha256:<signed>" on another line. A pinned reference is one OCI
+// digest reference or is not shown.
+func TestPinnedReferenceIsOneDigestReference(t *testing.T) {
+	f, r := newFake()
+	f.descs["root:1"] = descYAML("root", "1", nil, `  - name: img
+    version: '1'
+    type: ociImage
+    relation: external
+    access: {type: ociArtifact, imageReference: "evil.test/unsigned:latest\n      x: a/b"}
+    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: `+signedChart+`}`)
+	s, err := Resolve(context.Background(), ResolveOptions{Root: ID{"root", "1"}, Resolver: r, Verifier: &recordingVerifier{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := s.Component("root", "1")
+	v := at(root.Descriptor(), "component", "resources", 0, "access", "imageReference")
+	if v == nil {
+		return // not a reference: dropped, the template renders nothing to pull
+	}
+	ref, _ := v.(string)
+	manifest := "spec:\n  containers:\n    - name: app\n      image: " + ref + "\n"
+	var m struct {
+		Spec struct {
+			Containers []struct {
+				Image string `json:"image"`
+			} `json:"containers"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(manifest), &m); err != nil {
+		t.Fatalf("%v\n%s", err, manifest)
+	}
+	if img := m.Spec.Containers[0].Image; !strings.HasSuffix(img, "@sha256:"+signedChart) {
+		t.Errorf("the pinned reference %q renders an unpinned image %q", ref, img)
+	}
+}
+
+// jsonNormalisation/v1 (OCM's legacy one) leaves sources out of the
+// signed form, so a registry may add a source with a "signing: true"
+// label of its choosing: the view marks it unsigned.
+func TestV1SourceLabelsAreUnsigned(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := descYAML("root", "1", nil, "")
+	signed, err := signtest.Sign([]byte(plain), signtest.Options{Name: "acme", Key: key, Normalisation: signing.JSONNormalisationV1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := strings.Replace(string(signed), "\n  sources: []",
+		"\n  sources: [{name: src, version: '1', type: git, labels: [{name: approved, value: evil, signing: true}], access: {type: none}}]", 1)
+	if tampered == string(signed) {
+		t.Fatal("tamper failed")
+	}
+	v, err := signing.NewVerifier("acme", signtest.PublicKeyPEM(key), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, r := newFake()
+	f.descs["root:1"] = tampered
+	s, err := Resolve(context.Background(), ResolveOptions{Root: ID{"root", "1"}, Resolver: r, Verifier: v})
+	if err != nil {
+		t.Skipf("refused: %v", err)
+	}
+	root, _ := s.Component("root", "1")
+	if at(root.Descriptor(), "component", "sources", 0, "labels", 0, UnsignedLabelKey) == nil {
+		t.Errorf("an added source's label under jsonNormalisation/v1 is shown as signed")
+	}
+}
+
+// pinnedAccess pins the exact key "imageReference", but encoding/json
+// (ocm.DecodeAccess) matches keys case-insensitively and lets the last
+// one win: an added "imagereference" would be what is pulled, from a host
+// the registry chose, before the digest check refuses it. Such an access
+// is refused; whatever is fetched is the pinned reference.
+func TestPinnedAccessRefusesFoldedKeys(t *testing.T) {
+	res := ocm.Resource{Name: "chart", Type: "helmChart",
+		Access: map[string]any{"type": "ociArtifact", "imageReference": "registry.test/charts/app:1.0", "imagereference": "http://evil.test/charts/app:1.0"},
+		Digest: &ocm.DigestSpec{HashAlgorithm: "SHA-256", NormalisationAlgorithm: "ociArtifactDigest/v1", Value: signedChart}}
+	access, err := pinnedAccess(res)
+	if err == nil || !strings.Contains(err.Error(), "differ only in case") {
+		t.Errorf("folded keys: %v, %v", access, err)
+	}
+	if err != nil {
+		return
+	}
+	var a struct {
+		ImageReference string `json:"imageReference"`
+	}
+	if err := ocm.DecodeAccess(access, &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.ImageReference != "registry.test/charts/app@sha256:"+signedChart {
+		t.Errorf("the registry client pulls %q, not the pinned reference", a.ImageReference)
+	}
+}
+
+func TestPinReference(t *testing.T) {
+	for ref, want := range map[string]string{
+		"registry.test:5000/charts/app:1.0":         "registry.test:5000/charts/app@sha256:" + signedChart,
+		"oci://registry.test/charts/app:1.0":        "oci://registry.test/charts/app@sha256:" + signedChart,
+		"http://registry.test/charts/app:1.0":       "registry.test/charts/app@sha256:" + signedChart,
+		"registry.test/app@sha256:ffff":             "registry.test/app@sha256:" + signedChart,
+		"nginx:1.25":                                "nginx@sha256:" + signedChart,
+		"registry.test/app:1.0\n  x: a/b":           "",
+		"evil.test/unsigned:latest\n      x: a/b:1": "",
+		"registry.test/App:1.0":                     "",
+		"registry.test/app name:1.0":                "",
+		"":                                          "",
+	} {
+		got, ok := pinReference(ref, signedChart)
+		if got != want || ok != (want != "") {
+			t.Errorf("pinReference(%q) = %q, %v; want %q", ref, got, ok, want)
+		}
+	}
 }

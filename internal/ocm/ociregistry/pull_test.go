@@ -247,3 +247,17 @@ func TestRootsFromSSLCertFileAndDir(t *testing.T) {
 		})
 	}
 }
+
+// A verified fetch does not ask for plain HTTP on a reference's word (the
+// reference is not signed), and leaves no plain HTTP allowance behind on
+// the shared client for a later fetch.
+func TestVerifiedPullRefusesPlainHTTP(t *testing.T) {
+	c := testClient(t, nil, Options{})
+	_, err := c.Pull(ocm.WithVerifiedFetch(context.Background()), "http://evil.test/charts/echo:1.0.0")
+	if err == nil || !strings.Contains(err.Error(), "plain HTTP") || !strings.Contains(err.Error(), "evil.test/charts/echo") {
+		t.Fatalf("got %v", err)
+	}
+	if c.tr.plainAllowed("evil.test") {
+		t.Fatal("plain HTTP to evil.test is allowed after a refused verified pull")
+	}
+}

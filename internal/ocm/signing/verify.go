@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 )
@@ -79,7 +80,7 @@ func (v *Verifier) RequireSubject(subject string) error {
 	if v.ca == nil {
 		return fmt.Errorf("subject of signature %q applies to ca_certificate only (a public_key names its signer already)", v.Name)
 	}
-	subject = strings.TrimSpace(subject)
+	subject = trimSubject(subject)
 	if subject == "" {
 		return fmt.Errorf("subject of signature %q is empty", v.Name)
 	}
@@ -92,6 +93,17 @@ func (v *Verifier) RequireSubject(subject string) error {
 	}
 	v.subjectRaw = subject
 	return nil
+}
+
+// trimSubject drops the spaces around a subject, except one a trailing
+// backslash escapes: that one is part of the last value.
+func trimSubject(subject string) string {
+	trimmed := strings.TrimSpace(subject)
+	tail := len(trimmed) - len(strings.TrimRight(trimmed, "\\"))
+	if tail%2 == 1 && len(trimmed) < len(strings.TrimLeftFunc(subject, unicode.IsSpace)) {
+		trimmed += " "
+	}
+	return trimmed
 }
 
 // subjectMatches reports whether a signer's certificate carries the

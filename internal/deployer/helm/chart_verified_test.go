@@ -15,13 +15,13 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing/signtest"
 )
 
-type review18Repo struct{ raw string }
+type signedDescriptorRepo struct{ raw string }
 
-func (r review18Repo) Spec() ocm.RepositorySpec {
+func (r signedDescriptorRepo) Spec() ocm.RepositorySpec {
 	return ocm.RepositorySpec{Type: ocm.TypeOCIRegistry, BaseURL: "registry.test/ocm"}
 }
 
-func (r review18Repo) ComponentVersion(_ context.Context, name, version string) (*ocm.ComponentVersion, error) {
+func (r signedDescriptorRepo) ComponentVersion(_ context.Context, name, version string) (*ocm.ComponentVersion, error) {
 	d, err := ocm.ParseDescriptor([]byte(r.raw))
 	if err != nil {
 		return nil, err
@@ -29,14 +29,14 @@ func (r review18Repo) ComponentVersion(_ context.Context, name, version string) 
 	return &ocm.ComponentVersion{Descriptor: d, Raw: []byte(r.raw), Digest: ocm.Digest([]byte(r.raw)), Repository: r.Spec()}, nil
 }
 
-type review18Resources struct{ s *component.Set }
+type verifiedSet struct{ s *component.Set }
 
-func (r review18Resources) Resource(context.Context, deployer.ResourceRef) ([]byte, string, error) {
+func (r verifiedSet) Resource(context.Context, deployer.ResourceRef) ([]byte, string, error) {
 	return nil, "", nil
 }
-func (r review18Resources) Verifying() bool                        { return r.s.Verifying() }
-func (r review18Resources) SignedArtifact(d string) (string, bool) { return r.s.SignedArtifact(d) }
-func (r review18Resources) SignedBlob(d string) (string, bool)     { return r.s.SignedBlob(d) }
+func (r verifiedSet) Verifying() bool                        { return r.s.Verifying() }
+func (r verifiedSet) SignedArtifact(d string) (string, bool) { return r.s.SignedArtifact(d) }
+func (r verifiedSet) SignedBlob(d string) (string, bool)     { return r.s.SignedBlob(d) }
 
 // End to end, against a real signature and the helm deployer's check:
 // the signer signed a chart resource (ociArtifactDigest of the good chart)
@@ -47,7 +47,7 @@ func (r review18Resources) SignedBlob(d string) (string, bool)     { return r.s.
 // chart, which the signed form leaves out. The usual
 // chart.ref: {{ (getResource .cd "name" "chart").access.imageReference }}
 // then installs the attacker's chart.
-func TestReview18UnsignedChartInstalledUnderVerification(t *testing.T) {
+func TestVerifiedChartRefIgnoresUnsignedAccessAndNoneDigest(t *testing.T) {
 	reg := helmtest.NewRegistry(t)
 	good := reg.Push(t, helmtest.Archive(t, helmtest.Demo, "0.2.0"))
 	evil := reg.Push(t, helmtest.Archive(t, helmtest.Demo, "6.6.6"))
@@ -100,7 +100,7 @@ component:
 	}
 	r := ocm.NewResolver(ocm.Context{
 		RepositoryContext: map[string]any{"type": "OCIRegistry", "baseUrl": "registry.test/ocm"},
-		Open:              func(ocm.RepositorySpec) (ocm.Repository, error) { return review18Repo{raw: tampered}, nil },
+		Open:              func(ocm.RepositorySpec) (ocm.Repository, error) { return signedDescriptorRepo{raw: tampered}, nil },
 	})
 	s, err := component.Resolve(t.Context(), component.ResolveOptions{Root: component.ID{Name: "example.com/app", Version: "1"}, Resolver: r, Verifier: v})
 	if err != nil {
@@ -109,7 +109,7 @@ component:
 	root, _ := s.Component("example.com/app", "1")
 	res, _ := root.Descriptor()["component"].(map[string]any)["resources"].([]any)[0].(map[string]any)
 	chartRef, _ := res["access"].(map[string]any)["imageReference"].(string)
-	c, err := d.loadChart(t.Context(), &Chart{Ref: chartRef}, review18Resources{s})
+	c, err := d.loadChart(t.Context(), &Chart{Ref: chartRef}, verifiedSet{s})
 	if err == nil {
 		t.Errorf("a verifying installation loaded chart %s %s from %s: no one signed it", c.Metadata.Name, c.Metadata.Version, chartRef)
 	}
