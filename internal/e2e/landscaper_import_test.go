@@ -39,6 +39,7 @@ var kinds = map[string]schema.GroupVersionResource{
 	"Target":       {Group: lsGroup, Version: "v1alpha1", Resource: "targets"},
 	"Execution":    {Group: lsGroup, Version: "v1alpha1", Resource: "executions"},
 	"DeployItem":   {Group: lsGroup, Version: "v1alpha1", Resource: "deployitems"},
+	"DataObject":   {Group: lsGroup, Version: "v1alpha1", Resource: "dataobjects"},
 }
 
 func newLandscaperCluster(t *testing.T) *landscaperCluster {
@@ -123,6 +124,25 @@ func (c *landscaperCluster) write(text string) *unstructured.Unstructured {
 		}
 	}
 	return created
+}
+
+// writeSecret creates a Secret with string data.
+func (c *landscaperCluster) writeSecret(ns, name string, data map[string]string) {
+	c.t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": name, "namespace": ns}, "stringData": toAny(data)}}
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	if _, err := c.d.Resource(gvr).Namespace(ns).Create(c.t.Context(), u, metav1.CreateOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 func (c *landscaperCluster) get(kind, ns, name string) *unstructured.Unstructured {

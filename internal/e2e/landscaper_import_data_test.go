@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
+)
+
+// TestImportFromLandscaper_dataImports takes over an installation whose
+// imports come from a DataObject, a ConfigMap and a Secret: the first two
+// become imports, the Secret's sensitive_imports, which the generated
+// configuration holds as null (the import warns, and that plan fails
+// naming the missing import); set there, the apply adopts the rendered
+// ConfigMap and the plan after is empty.
+func TestImportFromLandscaper_dataImports(t *testing.T) {
+	w := newWorkspace(t)
+	c := newLandscaperCluster(t)
+	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
+	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: cu-data}\n")
+	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: example-data}\n")
+	c.write(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Target
+metadata: {name: my-cluster, namespace: cu-data}
+spec:
+  type: landscaper.gardener.cloud/kubernetes-cluster
+  config: {kubeconfig: "kubeconfig of the target cluster"}
+`)
+	c.write("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-message, namespace: cu-data}\ndata: hello\n")
+	c.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: cu-data}\ndata: {color: blue}\n")
+	c.writeSecret("cu-data", "credentials", map[string]string{"password": "s3cr3t-pw"})
+	manifest := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: hello-data, namespace: example-data}
+data:
+  message: {{ .imports.message }}
+  color: {{ .imports.color }}
+  passwordLength: "{{ len .imports.password }}"`
+	rendered := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello-data, namespace: example-data}\ndata:\n  message: hello\n  color: blue\n  passwordLength: \"9\""
+	item := func(m string) string {
+		return fmt.Sprintf(`type: landscaper.gardener.cloud/kubernetes-manifest
+target: {name: my-cluster, namespace: cu-data}
+config:
+  apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
+  kind: ProviderConfiguration
+  manifests:
+    - policy: manage
+      manifest:
+%s
+`, indentLines(m, "        "))
+	}
+	blueprint := fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+jsonSchema: "https://json-schema.org/draft/2019-09/schema"
+imports:
+  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+  - {name: message, type: data, schema: {type: string}}
+  - {name: color, type: data, schema: {type: string}}
+  - {name: password, type: data, schema: {type: string}}
+deployExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: default-deploy-item
+          target:
+            import: cluster
+%s
+`, indentLines(item(manifest), "          "))
+	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Installation
+metadata: {name: hello-data, namespace: cu-data}
+spec:
+  imports:
+    targets: [{name: cluster, target: my-cluster}]
+    data:
+      - {name: message, dataRef: do-message}
+      - {name: color, configMapRef: {name: settings, key: color}}
+      - {name: password, secretRef: {name: credentials, key: password}}
+  blueprint:
+    inline:
+      filesystem:
+        blueprint.yaml: |
+%s
+status:
+  observedGeneration: 1
+  phase: Succeeded
+  executionRef: {name: hello-data, namespace: cu-data}
+`, indentLines(blueprint, "          ")))
+	const di = "hello-data-default-deploy-item-d4t4a"
+	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Execution
+metadata: {name: hello-data, namespace: cu-data}
+spec:
+  deployItems:
+    - name: default-deploy-item
+%s
+status:
+  observedGeneration: 1
+  phase: Succeeded
+  deployItemCache:
+    activeDIs: [{specName: default-deploy-item, objectName: %s}]
+`, indentLines(item(rendered), "      "), di))
+	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: DeployItem
+metadata:
+  name: %s
+  namespace: cu-data
+  labels: {execution.landscaper.gardener.cloud/name: default-deploy-item, execution.landscaper.gardener.cloud/managed-by: hello-data}
+spec:
+%s
+status:
+  observedGeneration: 1
+  phase: Succeeded
+`, di, indentLines(item(rendered), "  ")))
+	cm := c.write(fmt.Sprintf("%s\n", strings.Replace(rendered, "metadata: {name: hello-data, namespace: example-data}",
+		fmt.Sprintf("metadata: {name: hello-data, namespace: example-data, labels: {%q: %s}}", kube.ManifestManagedLabel, di), 1)))
+
+	w.Config(`
+provider "landscaper" {
+  targets = {
+    landscaper = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
+    my-cluster = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
+  }
+}
+
+import {
+  to = landscaper_installation.hello
+  id = "landscaper/cu-data/hello-data"
+}
+`)
+	// sensitive_imports is sensitive as a whole, so Terraform generates
+	// it as null: the plan of the generated configuration then lacks the
+	// Secret's import and says so, naming it; the file is written.
+	out, _ := w.Run(nil, "plan", "-input=false", "-no-color", "-generate-config-out=generated.tf")
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "Set sensitive_imports in the configuration") || !strings.Contains(flat, "the imports password come from Secrets") {
+		t.Errorf("no warning naming the sensitive import:\n%s", out)
+	}
+	generated := acctest.ReadFile(t, w.Path("generated.tf"))
+	flatGen := strings.Join(strings.Fields(generated), " ")
+	for _, want := range []string{`color = "blue"`, `message = "hello"`, `sensitive_imports = null`} {
+		if !strings.Contains(flatGen, want) {
+			t.Errorf("generated configuration lacks %s:\n%s", want, generated)
+		}
+	}
+	if strings.Contains(generated, "s3cr3t") {
+		t.Fatalf("the Secret's value is in the generated configuration:\n%s", generated)
+	}
+	// The user sets what Terraform would not write.
+	generated = regexp.MustCompile(`sensitive_imports\s*=\s*null[^\n]*`).ReplaceAllString(generated, `sensitive_imports = { password = "s3cr3t-pw" }`)
+	acctest.WriteFile(t, w.Path("generated.tf"), generated)
+	w.Apply()
+
+	after := c.get("ConfigMap", "example-data", "hello-data")
+	if after.GetUID() != cm.GetUID() {
+		t.Fatalf("the ConfigMap was re-created: UID %s, was %s", after.GetUID(), cm.GetUID())
+	}
+	if got, want := after.GetLabels()[kube.ManifestManagedLabel], kube.OwnerFor("hello-data", "default-deploy-item"); got != want {
+		t.Fatalf("managed label %q, want %q", got, want)
+	}
+	if out, code := w.PlanExitCode(); code != 0 {
+		t.Fatalf("plan after the take-over exited %d:\n%s", code, out)
+	}
+}
