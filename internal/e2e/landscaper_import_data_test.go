@@ -70,68 +70,18 @@ deployExecutions:
             import: cluster
 %s
 `, indentLines(item(manifest), "          "))
-	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Installation
-metadata: {name: hello-data, namespace: cu-data}
-spec:
-  imports:
-    targets: [{name: cluster, target: my-cluster}]
-    data:
+	c.writeInstallation("cu-data", "hello-data", `    data:
       - {name: message, dataRef: do-message}
       - {name: color, configMapRef: {name: settings, key: color}}
       - {name: password, secretRef: {name: credentials, key: password}}
-  blueprint:
-    inline:
-      filesystem:
-        blueprint.yaml: |
-%s
-status:
-  observedGeneration: 1
-  phase: Succeeded
-  executionRef: {name: hello-data, namespace: cu-data}
-`, indentLines(blueprint, "          ")))
+`, blueprint)
 	const di = "hello-data-default-deploy-item-d4t4a"
-	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Execution
-metadata: {name: hello-data, namespace: cu-data}
-spec:
-  deployItems:
-    - name: default-deploy-item
-%s
-status:
-  observedGeneration: 1
-  phase: Succeeded
-  deployItemCache:
-    activeDIs: [{specName: default-deploy-item, objectName: %s}]
-`, indentLines(item(rendered), "      "), di))
-	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: DeployItem
-metadata:
-  name: %s
-  namespace: cu-data
-  labels: {execution.landscaper.gardener.cloud/name: default-deploy-item, execution.landscaper.gardener.cloud/managed-by: hello-data}
-spec:
-%s
-status:
-  observedGeneration: 1
-  phase: Succeeded
-`, di, indentLines(item(rendered), "  ")))
+	c.writeExecution("cu-data", "hello-data", di, item(rendered))
+	c.writeDeployItem("cu-data", "hello-data", di, item(rendered), "")
 	cm := c.write(fmt.Sprintf("%s\n", strings.Replace(rendered, "metadata: {name: hello-data, namespace: example-data}",
 		fmt.Sprintf("metadata: {name: hello-data, namespace: example-data, labels: {%q: %s}}", kube.ManifestManagedLabel, di), 1)))
 
-	w.Config(`
-provider "landscaper" {
-  targets = {
-    landscaper = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
-    my-cluster = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
-  }
-}
-
-import {
-  to = landscaper_installation.hello
-  id = "landscaper/cu-data/hello-data"
-}
-`)
+	w.Config(importConfig("landscaper/cu-data/hello-data"))
 	// sensitive_imports is sensitive as a whole, so Terraform generates
 	// it as null: the plan of the generated configuration then lacks the
 	// Secret's import and says so, naming it; the file is written.

@@ -118,62 +118,12 @@ deployExecutions:
             import: cluster
 %s
 `, indentLines(item, "          "))
-	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Installation
-metadata: {name: hello-helm, namespace: cu-helm}
-spec:
-  imports:
-    targets: [{name: cluster, target: my-cluster}]
-  blueprint:
-    inline:
-      filesystem:
-        blueprint.yaml: |
-%s
-status:
-  observedGeneration: 1
-  phase: Succeeded
-  executionRef: {name: hello-helm, namespace: cu-helm}
-`, indentLines(blueprint, "          ")))
+	c.writeInstallation("cu-helm", "hello-helm", "", blueprint)
 	const di = "hello-helm-default-deploy-item-h3lm1"
-	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Execution
-metadata: {name: hello-helm, namespace: cu-helm}
-spec:
-  deployItems:
-    - name: default-deploy-item
-%s
-status:
-  observedGeneration: 1
-  phase: Succeeded
-  deployItemCache:
-    activeDIs: [{specName: default-deploy-item, objectName: %s}]
-`, indentLines(item, "      "), di))
-	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: DeployItem
-metadata:
-  name: %s
-  namespace: cu-helm
-  labels: {execution.landscaper.gardener.cloud/name: default-deploy-item, execution.landscaper.gardener.cloud/managed-by: hello-helm}
-spec:
-%s
-status:
-  observedGeneration: 1
-  phase: Succeeded
-`, di, indentLines(item, "  ")))
+	c.writeExecution("cu-helm", "hello-helm", di, item)
+	c.writeDeployItem("cu-helm", "hello-helm", di, item, "")
 
-	w.Config(`
-provider "landscaper" {
-  targets = {
-    landscaper = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
-    my-cluster = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
-  }
-}
-
-import {
-  to = landscaper_installation.hello
-  id = "landscaper/cu-helm/hello-helm"
-}
-`)
+	w.Config(importConfig("landscaper/cu-helm/hello-helm"))
 	out, code := w.Run(nil, "plan", "-input=false", "-no-color", "-generate-config-out=generated.tf")
 	if code != 0 {
 		t.Fatalf("plan -generate-config-out exited %d:\n%s", code, out)

@@ -239,37 +239,14 @@ config:
     - policy: manage
       manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: hello-world, namespace: example}, data: {testData: hello}}
 `
-	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Execution
-metadata: {name: hello-world, namespace: cu-example}
-spec:
-  deployItems:
-    - name: default-deploy-item
-%s
-status:
-  observedGeneration: 1
-  phase: Succeeded
-  deployItemCache:
-    activeDIs: [{specName: default-deploy-item, objectName: %s}]
-`, indentLines(item, "      "), tourDeployItem))
-	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: DeployItem
-metadata:
-  name: %s
-  namespace: cu-example
-  labels: {execution.landscaper.gardener.cloud/name: default-deploy-item, execution.landscaper.gardener.cloud/managed-by: hello-world}
-spec:
-%s
-status:
-  observedGeneration: 1
-  phase: Succeeded
-  providerStatus:
+	c.writeExecution("cu-example", "hello-world", tourDeployItem, item)
+	c.writeDeployItem("cu-example", "hello-world", tourDeployItem, item, `  providerStatus:
     apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
     kind: ProviderStatus
     managedResources:
       - policy: manage
         resource: {apiVersion: v1, kind: ConfigMap, name: hello-world, namespace: example}
-`, tourDeployItem, indentLines(item, "  ")))
+`)
 	cm := c.write(fmt.Sprintf(`apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -280,19 +257,7 @@ data: {testData: hello}
 `, kube.ManifestManagedLabel, tourDeployItem))
 
 	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
-	w.Config(`
-provider "landscaper" {
-  targets = {
-    landscaper = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
-    my-cluster = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
-  }
-}
-
-import {
-  to = landscaper_installation.hello
-  id = "landscaper/cu-example/hello-world"
-}
-`)
+	w.Config(importConfig("landscaper/cu-example/hello-world"))
 	out, code := w.Run(nil, "plan", "-input=false", "-no-color", "-generate-config-out=generated.tf")
 	if code != 0 {
 		t.Fatalf("plan -generate-config-out exited %d:\n%s", code, out)

@@ -1,0 +1,83 @@
+package e2e
+
+import "fmt"
+
+// writeExecution writes the Execution name in ns as Landscaper leaves it
+// once Succeeded: one deploy item, default-deploy-item, with the spec
+// item, whose DeployItem object is di.
+func (c *landscaperCluster) writeExecution(ns, name, di, item string) {
+	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Execution
+metadata: {name: %s, namespace: %s}
+spec:
+  deployItems:
+    - name: default-deploy-item
+%s
+status:
+  observedGeneration: 1
+  phase: Succeeded
+  deployItemCache:
+    activeDIs: [{specName: default-deploy-item, objectName: %s}]
+`, name, ns, indentLines(item, "      "), di))
+}
+
+// writeDeployItem writes the DeployItem di in ns that the Execution
+// execution manages, Succeeded, with the spec item; status holds further
+// lines of the status (indented two spaces, newline-terminated), if any.
+func (c *landscaperCluster) writeDeployItem(ns, execution, di, item, status string) {
+	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: DeployItem
+metadata:
+  name: %s
+  namespace: %s
+  labels: {execution.landscaper.gardener.cloud/name: default-deploy-item, execution.landscaper.gardener.cloud/managed-by: %s}
+spec:
+%s
+status:
+  observedGeneration: 1
+  phase: Succeeded
+%s`, di, ns, execution, indentLines(item, "  "), status))
+}
+
+// importConfig is the configuration that imports the installation id
+// (landscaper/<namespace>/<name>) with the kubeconfig in the workspace
+// as the landscaper and my-cluster targets.
+func importConfig(id string) string {
+	return fmt.Sprintf(`
+provider "landscaper" {
+  targets = {
+    landscaper = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
+    my-cluster = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
+  }
+}
+
+import {
+  to = landscaper_installation.hello
+  id = %q
+}
+`, id)
+}
+
+// writeInstallation writes the Installation name in ns as Landscaper
+// leaves it once Succeeded: the inline blueprint, the target my-cluster
+// imported as cluster, further imports (lines under imports, indented
+// four spaces, newline-terminated) if any, and its Execution of the
+// same name.
+func (c *landscaperCluster) writeInstallation(ns, name, imports, blueprint string) {
+	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Installation
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  imports:
+    targets: [{name: cluster, target: my-cluster}]
+%[3]s  blueprint:
+    inline:
+      filesystem:
+        blueprint.yaml: |
+%[4]s
+status:
+  observedGeneration: 1
+  phase: Succeeded
+  executionRef: {name: %[1]s, namespace: %[2]s}
+`, name, ns, imports, indentLines(blueprint, "          ")))
+}
