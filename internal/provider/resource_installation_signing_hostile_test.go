@@ -17,7 +17,6 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ocitest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing"
-	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing/signtest"
 )
 
 // setDigest gives a resource of a descriptor another digest, as a registry
@@ -79,26 +78,7 @@ func TestAccInstallation_hostileRegistryCannotSignAChart(t *testing.T) {
 				"normalisationAlgorithm": signing.OCIArtifactDigestV1, "value": strings.TrimPrefix(otherDigest, "sha256:")})
 			reg := ocitest.Start(t, ocitest.Options{CA: registryCA})
 			pushAll(t, reg, ocitest.OCM, []acctest.PublishedVersion{v})
-			config := fmt.Sprintf(`
-provider "landscaper" {
-  cache_dir          = %q
-  repository_context = { type = "OCIRegistry", baseUrl = "%s/ocm" }
-  verification_signatures = { acme = { public_key = %q } }
-}
-
-resource "landscaper_installation" "app" {
-  name         = "pinned"
-  blueprint    = { ref = "blueprint" }
-  component    = { name = "example.com/pinned", version = "1.0.0" }
-  verification = { signature_name = "acme" }
-  targets = {
-    cluster = {
-      type   = "landscaper.gardener.cloud/kubernetes-cluster"
-      config = yamlencode({ kubeconfig = file(%q) })
-    }
-  }
-}
-`, t.TempDir(), reg.Host, signtest.PublicKeyPEM(key), kubeconfig)
+			config := pinnedConfig(t, reg.Host, key, "", clusterTarget(kubeconfig))
 			resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: protoV6ProviderFactories,
 				Steps: []resource.TestStep{{Config: config, ExpectError: errorPattern(tc.want)}}})
 			if _, err := cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {

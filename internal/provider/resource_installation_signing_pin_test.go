@@ -39,17 +39,10 @@ import (
 // certificate chain for CA verification).
 func signedExampleWith(t *testing.T, o signtest.Options) []acctest.PublishedVersion {
 	t.Helper()
-	versions := exampleComponent(t, false)
-	refs := map[string][]byte{}
-	for i := range versions {
-		if versions[i].Name != "github.com/acme/app" {
-			versions[i].Descriptor = addDigests(t, versions[i], nil)
-			refs[versions[i].Name] = versions[i].Descriptor
-		}
-	}
+	versions := digestedExample(t)
 	for i := range versions {
 		if versions[i].Name == "github.com/acme/app" {
-			signed, err := signtest.Sign(addDigests(t, versions[i], refs), o)
+			signed, err := signtest.Sign(versions[i].Descriptor, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,6 +50,41 @@ func signedExampleWith(t *testing.T, o signtest.Options) []acctest.PublishedVers
 		}
 	}
 	return versions
+}
+
+// pinnedConfig is the configuration of the installation "pinned" of
+// example.com/pinned 1.0.0 from the registry at host, verified with
+// key's public key as signature acme; component holds further attributes
+// of component (each with a leading ", "), rest further lines of the
+// resource (indented two spaces, newline-terminated).
+func pinnedConfig(t *testing.T, host string, key *rsa.PrivateKey, component, rest string) string {
+	t.Helper()
+	return fmt.Sprintf(`
+provider "landscaper" {
+  cache_dir          = %q
+  repository_context = { type = "OCIRegistry", baseUrl = "%s/ocm" }
+  verification_signatures = { acme = { public_key = %q } }
+}
+
+resource "landscaper_installation" "app" {
+  name         = "pinned"
+  blueprint    = { ref = "blueprint" }
+  component    = { name = "example.com/pinned", version = "1.0.0"%s }
+  verification = { signature_name = "acme" }
+%s}
+`, t.TempDir(), host, signtest.PublicKeyPEM(key), component, rest)
+}
+
+// clusterTarget is the targets attribute of an installation with the
+// target cluster at kubeconfig.
+func clusterTarget(kubeconfig string) string {
+	return fmt.Sprintf(`  targets = {
+    cluster = {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = file(%q) })
+    }
+  }
+`, kubeconfig)
 }
 
 // errorPattern turns a message into a pattern that survives Terraform's
@@ -286,20 +314,7 @@ exportExecutions:
 	v.Descriptor = setAccess(t, v.Descriptor, "image", map[string]any{"type": "ociArtifact", "imageReference": "evil.example/acme/app:latest"})
 	reg := ocitest.Start(t, ocitest.Options{CA: registryCA})
 	pushAll(t, reg, ocitest.OCM, []acctest.PublishedVersion{v})
-	config := fmt.Sprintf(`
-provider "landscaper" {
-  cache_dir          = %q
-  repository_context = { type = "OCIRegistry", baseUrl = "%s/ocm" }
-  verification_signatures = { acme = { public_key = %q } }
-}
-
-resource "landscaper_installation" "app" {
-  name         = "pinned"
-  blueprint    = { ref = "blueprint" }
-  component    = { name = "example.com/pinned", version = "1.0.0" }
-  verification = { signature_name = "acme" }
-}
-`, t.TempDir(), reg.Host, signtest.PublicKeyPEM(key))
+	config := pinnedConfig(t, reg.Host, key, "", "")
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{{Config: config, ConfigStateChecks: []statecheck.StateCheck{
@@ -359,26 +374,7 @@ func TestAccInstallation_signedDigestsPinCharts(t *testing.T) {
 			}
 			reg := ocitest.Start(t, ocitest.Options{CA: registryCA})
 			pushAll(t, reg, ocitest.OCM, []acctest.PublishedVersion{v})
-			config := fmt.Sprintf(`
-provider "landscaper" {
-  cache_dir          = %q
-  repository_context = { type = "OCIRegistry", baseUrl = "%s/ocm" }
-  verification_signatures = { acme = { public_key = %q } }
-}
-
-resource "landscaper_installation" "app" {
-  name         = "pinned"
-  blueprint    = { ref = "blueprint" }
-  component    = { name = "example.com/pinned", version = "1.0.0", constructors = [%q] }
-  verification = { signature_name = "acme" }
-  targets = {
-    cluster = {
-      type   = "landscaper.gardener.cloud/kubernetes-cluster"
-      config = yamlencode({ kubeconfig = file(%q) })
-    }
-  }
-}
-`, t.TempDir(), reg.Host, signtest.PublicKeyPEM(key), filepath.Join(extraDir, "component-constructor.yaml"), kubeconfig)
+			config := pinnedConfig(t, reg.Host, key, fmt.Sprintf(", constructors = [%q]", filepath.Join(extraDir, "component-constructor.yaml")), clusterTarget(kubeconfig))
 			step := resource.TestStep{Config: config}
 			if tc.want != "" {
 				step.ExpectError = errorPattern(tc.want)

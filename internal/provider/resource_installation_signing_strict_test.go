@@ -110,19 +110,12 @@ func redirected(t *testing.T, resources any, blob acctest.PublishedBlob) []any {
 // signedV3Example is signedExample with the root stored in schema v3.
 func signedV3Example(t *testing.T, key *rsa.PrivateKey, normalisation string) []acctest.PublishedVersion {
 	t.Helper()
-	versions := exampleComponent(t, false)
-	refs := map[string][]byte{}
-	for i := range versions {
-		if versions[i].Name != "github.com/acme/app" {
-			versions[i].Descriptor = addDigests(t, versions[i], nil)
-			refs[versions[i].Name] = versions[i].Descriptor
-		}
-	}
+	versions := digestedExample(t)
 	for i := range versions {
 		if versions[i].Name != "github.com/acme/app" {
 			continue
 		}
-		comp, _ := decodeYAML(t, addDigests(t, versions[i], refs))["component"].(map[string]any)
+		comp, _ := decodeYAML(t, versions[i].Descriptor)["component"].(map[string]any)
 		provider := comp["provider"]
 		if s, ok := provider.(string); ok {
 			provider = map[string]any{"name": s}

@@ -62,6 +62,14 @@ func addDigests(t *testing.T, v acctest.PublishedVersion, refs map[string][]byte
 // registry.
 func signedExample(t *testing.T, key *rsa.PrivateKey, algorithm, normalisation string) []acctest.PublishedVersion {
 	t.Helper()
+	return signedExampleWith(t, signtest.Options{Name: "acme", Key: key, Algorithm: algorithm, Normalisation: normalisation})
+}
+
+// digestedExample is examples/installation's components with digests,
+// unsigned: the referenced components' descriptors first, then the
+// root's (github.com/acme/app), whose references carry their digests.
+func digestedExample(t *testing.T) []acctest.PublishedVersion {
+	t.Helper()
 	versions := exampleComponent(t, false)
 	refs := map[string][]byte{}
 	for i := range versions {
@@ -72,11 +80,7 @@ func signedExample(t *testing.T, key *rsa.PrivateKey, algorithm, normalisation s
 	}
 	for i := range versions {
 		if versions[i].Name == "github.com/acme/app" {
-			signed, err := signtest.Sign(addDigests(t, versions[i], refs), signtest.Options{Name: "acme", Key: key, Algorithm: algorithm, Normalisation: normalisation})
-			if err != nil {
-				t.Fatal(err)
-			}
-			versions[i].Descriptor = signed
+			versions[i].Descriptor = addDigests(t, versions[i], refs)
 		}
 	}
 	return versions
