@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,21 @@ import (
 
 const signedChart = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
+// signedDigest is the OCI artifact digest signedChart as a resource's
+// digest.
+const signedDigest = "{hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: " + signedChart + "}"
+
+// externalResource is an external resource of version 1 in a
+// descriptor's resource list, with the digest if it is not empty; no
+// trailing newline.
+func externalResource(name, typ, access, digest string) string {
+	s := fmt.Sprintf("  - name: %s\n    version: '1'\n    type: %s\n    relation: external\n    access: %s", name, typ, access)
+	if digest != "" {
+		s += "\n    digest: " + digest
+	}
+	return s
+}
+
 // Under verification, templates see OCI accesses pinned to their signed
 // digests (or none), unsigned labels marked, and no content of components
 // no signature vouches for.
@@ -31,18 +47,9 @@ func TestVerifiedView(t *testing.T) {
     labels: [{name: signed, value: a, signing: true}, {name: plain, value: b}]
     access: {type: ociArtifact, imageReference: 'registry.test:5000/charts/app:1.0'}
     digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: `+signedChart+`}
-  - name: moved
-    version: '1'
-    type: ociImage
-    relation: external
-    access: {type: ociArtifact, imageReference: 'registry.test/other@sha256:ffff'}
-    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: `+signedChart+`}
-  - name: excluded
-    version: '1'
-    type: ociImage
-    relation: external
-    access: {type: ociArtifact, imageReference: 'evil.test/x:latest'}
-    digest: {hashAlgorithm: NO-DIGEST, normalisationAlgorithm: EXCLUDE-FROM-SIGNATURE, value: NO-DIGEST}
+`+
+		externalResource("moved", "ociImage", "{type: ociArtifact, imageReference: 'registry.test/other@sha256:ffff'}", signedDigest)+"\n"+
+		externalResource("excluded", "ociImage", "{type: ociArtifact, imageReference: 'evil.test/x:latest'}", "{hashAlgorithm: NO-DIGEST, normalisationAlgorithm: EXCLUDE-FROM-SIGNATURE, value: NO-DIGEST}")+`
   - name: bp
     version: '1'
     type: blueprint
@@ -133,17 +140,8 @@ func TestVerifiedView(t *testing.T) {
 // not fetched at all.
 func TestVerifiedFetchIsPinned(t *testing.T) {
 	f, _ := newFake()
-	f.descs["root:1"] = descYAML("root", "1", nil, `  - name: chart
-    version: '1'
-    type: helmChart
-    relation: external
-    access: {type: ociArtifact, imageReference: 'registry.test/charts/app:1.0'}
-    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: `+signedChart+`}
-  - name: nodigest
-    version: '1'
-    type: helmChart
-    relation: external
-    access: {type: ociArtifact, imageReference: 'registry.test/charts/app:1.0'}`)
+	f.descs["root:1"] = descYAML("root", "1", nil, externalResource("chart", "helmChart", "{type: ociArtifact, imageReference: 'registry.test/charts/app:1.0'}", signedDigest)+"\n"+
+		externalResource("nodigest", "helmChart", "{type: ociArtifact, imageReference: 'registry.test/charts/app:1.0'}", ""))
 	g := &globalFake{}
 	r := ocm.NewResolver(ocm.Context{
 		RepositoryContext: map[string]any{"type": "OCIRegistry", "baseUrl": "registry.test/ocm"},
@@ -212,18 +210,8 @@ func TestVerifiedViewPinsOnlyExactOCITypes(t *testing.T) {
 	for _, typ := range []string{"ociartifact", "OciArtifact", "ociArtifact ", "s3", "helm"} {
 		t.Run(typ, func(t *testing.T) {
 			f, r := newFake()
-			f.descs["root:1"] = descYAML("root", "1", nil, `  - name: img
-    version: '1'
-    type: ociImage
-    relation: external
-    access: {type: '`+typ+`', imageReference: 'evil.test/unsigned:latest'}
-    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: `+signedChart+`}
-  - name: wrapped
-    version: '1'
-    type: ociImage
-    relation: external
-    access: {type: localBlob, localReference: 'sha256:bp', globalAccess: {type: '`+typ+`', imageReference: 'evil.test/unsigned:latest'}}
-    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: `+signedChart+`}`)
+			f.descs["root:1"] = descYAML("root", "1", nil, externalResource("img", "ociImage", "{type: '"+typ+"', imageReference: 'evil.test/unsigned:latest'}", signedDigest)+"\n"+
+				externalResource("wrapped", "ociImage", "{type: localBlob, localReference: 'sha256:bp', globalAccess: {type: '"+typ+"', imageReference: 'evil.test/unsigned:latest'}}", signedDigest))
 			s, err := Resolve(context.Background(), ResolveOptions{Root: ID{"root", "1"}, Resolver: r, Verifier: &recordingVerifier{}})
 			if err != nil {
 				t.Fatal(err)
@@ -298,12 +286,7 @@ func TestNoneAccessDigestIsNotSigned(t *testing.T) {
 // digest reference or is not shown.
 func TestPinnedReferenceIsOneDigestReference(t *testing.T) {
 	f, r := newFake()
-	f.descs["root:1"] = descYAML("root", "1", nil, `  - name: img
-    version: '1'
-    type: ociImage
-    relation: external
-    access: {type: ociArtifact, imageReference: "evil.test/unsigned:latest\n      x: a/b"}
-    digest: {hashAlgorithm: SHA-256, normalisationAlgorithm: ociArtifactDigest/v1, value: `+signedChart+`}`)
+	f.descs["root:1"] = descYAML("root", "1", nil, externalResource("img", "ociImage", `{type: ociArtifact, imageReference: "evil.test/unsigned:latest\n      x: a/b"}`, signedDigest))
 	s, err := Resolve(context.Background(), ResolveOptions{Root: ID{"root", "1"}, Resolver: r, Verifier: &recordingVerifier{}})
 	if err != nil {
 		t.Fatal(err)
