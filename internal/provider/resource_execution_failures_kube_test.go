@@ -112,6 +112,17 @@ func failImagePull(t *testing.T, cs kubernetes.Interface, ns string, done <-chan
 	}
 }
 
+// clusterTargetsHCL is the targets attribute of a landscaper_execution
+// with the target cluster whose kubeconfig file is the first argument of
+// the configuration's format.
+const clusterTargetsHCL = `  targets = {
+    cluster = {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = file(%[1]q) })
+    }
+  }
+`
+
 // A wait that does not end says what it waited for: the Deployment that
 // never becomes available with what its pod says, and the Job a custom
 // readiness check waits on, in the diagnostic and in the item's status.
@@ -121,13 +132,7 @@ func TestAccExecution_waitNamesWhatIsNotReady(t *testing.T) {
 	config := fmt.Sprintf(`
 resource "landscaper_execution" "app" {
   name = "wait"
-  targets = {
-    cluster = {
-      type   = "landscaper.gardener.cloud/kubernetes-cluster"
-      config = yamlencode({ kubeconfig = file(%[1]q) })
-    }
-  }
-  deploy_items = {
+`+clusterTargetsHCL+`  deploy_items = {
     app = {
       type    = "kubernetes-manifest"
       target  = "cluster"
@@ -367,13 +372,7 @@ func TestAccExecution_helmReleaseDrift(t *testing.T) {
 	config := fmt.Sprintf(`
 resource "landscaper_execution" "app" {
   name = "helm-drift"
-  targets = {
-    cluster = {
-      type   = "landscaper.gardener.cloud/kubernetes-cluster"
-      config = yamlencode({ kubeconfig = file(%[1]q) })
-    }
-  }
-  deploy_items = {
+`+clusterTargetsHCL+`  deploy_items = {
     web = {
       type   = "helm"
       target = "cluster"
@@ -481,13 +480,7 @@ func TestAccExecution_helmWaitNamesWhatIsNotReady(t *testing.T) {
 			Config: fmt.Sprintf(`
 resource "landscaper_execution" "app" {
   name = "helm-wait"
-  targets = {
-    cluster = {
-      type   = "landscaper.gardener.cloud/kubernetes-cluster"
-      config = yamlencode({ kubeconfig = file(%[1]q) })
-    }
-  }
-  deploy_items = {
+`+clusterTargetsHCL+`  deploy_items = {
     web = {
       type    = "helm"
       target  = "cluster"

@@ -59,13 +59,7 @@ func TestAccExecution_helm(t *testing.T) {
 		return fmt.Sprintf(`
 resource "landscaper_execution" "app" {
   name = "helm-acc"
-  targets = {
-    cluster = {
-      type   = "landscaper.gardener.cloud/kubernetes-cluster"
-      config = yamlencode({ kubeconfig = file(%[1]q) })
-    }
-  }
-  deploy_items = {
+`+clusterTargetsHCL+`  deploy_items = {
     local = {
       type   = "landscaper.gardener.cloud/helm"
       target = "cluster"
@@ -181,13 +175,7 @@ func TestAccExecution_helmManifestMode(t *testing.T) {
 		return fmt.Sprintf(`
 resource "landscaper_execution" "app" {
   name = "helm-manifest-acc"
-  targets = {
-    cluster = {
-      type   = "landscaper.gardener.cloud/kubernetes-cluster"
-      config = yamlencode({ kubeconfig = file(%[1]q) })
-    }
-  }
-  deploy_items = {
+`+clusterTargetsHCL+`  deploy_items = {
     web = {
       type   = "landscaper.gardener.cloud/helm"
       target = "cluster"
