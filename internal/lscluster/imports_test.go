@@ -382,13 +382,13 @@ func TestReadTargetListsAndMaps(t *testing.T) {
 	// Targets written as imported ones of a root context, with the key,
 	// index and target map key labels Landscaper sets.
 	for i, n := range []string{"fleet-b", "fleet-a"} {
-		c.write(strings.Replace(targetYAML(n), "  namespace: ${namespace}\n", "  namespace: ${namespace}\n  labels:\n    data.landscaper.gardener.cloud/key: fleet\n    data.landscaper.gardener.cloud/sourceType: import\n    data.landscaper.gardener.cloud/index: \""+string(rune('0'+i))+"\"\n", 1))
+		c.write(importedTargetYAML(n, "fleet", "data.landscaper.gardener.cloud/index: \""+string(rune('0'+i))+"\""))
 	}
 	for _, k := range []string{"red", "blue"} {
-		c.write(strings.Replace(targetYAML("by-color-"+k), "  namespace: ${namespace}\n", "  namespace: ${namespace}\n  labels:\n    data.landscaper.gardener.cloud/key: colors\n    data.landscaper.gardener.cloud/sourceType: import\n    data.landscaper.gardener.cloud/targetmapkey: "+k+"\n", 1))
+		c.write(importedTargetYAML("by-color-"+k, "colors", "data.landscaper.gardener.cloud/targetmapkey: "+k))
 	}
 	// Same key, but in a sub-installation's context: not the root's.
-	c.write(strings.Replace(targetYAML("other-context"), "  namespace: ${namespace}\n", "  namespace: ${namespace}\n  labels:\n    data.landscaper.gardener.cloud/key: fleet\n    data.landscaper.gardener.cloud/sourceType: import\n    data.landscaper.gardener.cloud/context: Inst.parent\n", 1))
+	c.write(importedTargetYAML("other-context", "fleet", "data.landscaper.gardener.cloud/context: Inst.parent"))
 	c.write(`apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Installation
 metadata:
@@ -427,4 +427,13 @@ status:
 		t.Errorf("targets =\n%+v\nwant\n%+v", inst.Targets, want)
 	}
 	noSecrets(t, inst)
+}
+
+// importedTargetYAML is a Target as Landscaper writes it for a target list
+// or map import: the import's key and source type, plus one more label
+// (index, map key or context).
+func importedTargetYAML(name, key, label string) string {
+	return strings.Replace(targetYAML(name), "  namespace: ${namespace}\n",
+		"  namespace: ${namespace}\n  labels:\n    data.landscaper.gardener.cloud/key: "+key+
+			"\n    data.landscaper.gardener.cloud/sourceType: import\n    "+label+"\n", 1)
 }
