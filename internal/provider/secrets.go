@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -251,14 +252,16 @@ func (s *secrets) shadowOf(ctx context.Context, in shadowSpec, specs map[string]
 }
 
 // hasSecrets reports whether anything in a tree is secret: a sensitive
-// import, a target anywhere (a target's config always is), an item
-// reading a Secret, or a sub-installation's sensitive export.
+// import, a target config anywhere, an item reading a Secret, or a
+// sub-installation's sensitive export. A reference to a provider target
+// carries no config into the tree, so a tree whose targets are all
+// references has nothing to render a shadow for.
 func hasSecrets(in shadowSpec, specs map[string]engine.ItemSpec) bool {
-	if len(in.sensitive) > 0 || len(in.imp.Targets) > 0 || len(in.imp.TargetLists) > 0 || len(in.imp.TargetMaps) > 0 {
+	if len(in.sensitive) > 0 || importsCarryConfig(in.imp) {
 		return true
 	}
 	for _, spec := range specs {
-		if spec.Target != nil || readsSecret(spec) {
+		if carriesConfig(spec.Target) || readsSecret(spec) {
 			return true
 		}
 	}
@@ -267,6 +270,29 @@ func hasSecrets(in shadowSpec, specs map[string]engine.ItemSpec) bool {
 		found = found || len(n.SensitiveExports) > 0 || len(n.Exports.Targets) > 0
 	})
 	return found
+}
+
+func carriesConfig(t *deployer.Target) bool { return t != nil && len(t.Config) > 0 }
+
+func importsCarryConfig(imp installation.Imports) bool {
+	for _, t := range imp.Targets {
+		if carriesConfig(t) {
+			return true
+		}
+	}
+	for _, l := range imp.TargetLists {
+		if slices.ContainsFunc(l, carriesConfig) {
+			return true
+		}
+	}
+	for _, m := range imp.TargetMaps {
+		for _, t := range m {
+			if carriesConfig(t) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // standinImports replaces the sensitive data imports and every target's
