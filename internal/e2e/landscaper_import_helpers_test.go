@@ -1,6 +1,12 @@
 package e2e
 
-import "fmt"
+import (
+	"fmt"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
+)
 
 // writeExecution writes the Execution name in ns as Landscaper leaves it
 // once Succeeded: one deploy item, default-deploy-item, with the spec
@@ -80,4 +86,48 @@ status:
   phase: Succeeded
   executionRef: {name: %[1]s, namespace: %[2]s}
 `, name, ns, imports, indentLines(blueprint, "          ")))
+}
+
+// importedTarget is the Target name in ns as the guided tour writes it;
+// its config is never read.
+func importedTarget(ns, name string) string {
+	return fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Target
+metadata: {name: %s, namespace: %s}
+spec:
+  type: landscaper.gardener.cloud/kubernetes-cluster
+  config: {kubeconfig: "kubeconfig of the target cluster"}
+`, name, ns)
+}
+
+// manifestItem is the spec of a kubernetes-manifest DeployItem in ns that
+// deploys manifest with policy manage to the Target my-cluster.
+func manifestItem(ns, manifest string) string {
+	return fmt.Sprintf(`type: landscaper.gardener.cloud/kubernetes-manifest
+target: {name: my-cluster, namespace: %s}
+config:
+  apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
+  kind: ProviderConfiguration
+  updateStrategy: update
+  manifests:
+    - policy: manage
+      manifest:
+%s
+`, ns, indentLines(manifest, "        "))
+}
+
+// labelled is the object manifest as the manifest deployer left it for
+// the DeployItem di: with its managed label.
+func labelled(manifest, di string) string {
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(manifest), &obj); err != nil {
+		panic(fmt.Sprintf("%v\n%s", err, manifest))
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	meta["labels"] = map[string]any{kube.ManifestManagedLabel: di}
+	out, err := yaml.Marshal(obj)
+	if err != nil {
+		panic(err)
+	}
+	return string(out)
 }

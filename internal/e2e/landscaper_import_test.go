@@ -40,6 +40,7 @@ var kinds = map[string]schema.GroupVersionResource{
 	"Execution":    {Group: lsGroup, Version: "v1alpha1", Resource: "executions"},
 	"DeployItem":   {Group: lsGroup, Version: "v1alpha1", Resource: "deployitems"},
 	"DataObject":   {Group: lsGroup, Version: "v1alpha1", Resource: "dataobjects"},
+	"Context":      {Group: lsGroup, Version: "v1alpha1", Resource: "contexts"},
 }
 
 func newLandscaperCluster(t *testing.T) *landscaperCluster {

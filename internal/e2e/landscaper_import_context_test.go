@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ocitest"
+)
+
+// The blueprint of the component the Context test publishes: a manifest
+// item whose ConfigMap shows both the import and the component it was
+// rendered for, so an apply with the wrong component cannot look right.
+const contextBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+jsonSchema: "https://json-schema.org/draft/2019-09/schema"
+imports:
+  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+  - {name: message, type: data, schema: {type: string}}
+deployExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: default-deploy-item
+          type: landscaper.gardener.cloud/kubernetes-manifest
+          target: {import: cluster}
+          config:
+            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
+            kind: ProviderConfiguration
+            updateStrategy: update
+            manifests:
+              - policy: manage
+                manifest:
+                  apiVersion: v1
+                  kind: ConfigMap
+                  metadata: {name: hello-context, namespace: example-context}
+                  data: {message: {{ .imports.message }}, component: {{ .cd.component.name }}}
+`
+
+const contextComponent = "example.com/cu-context/hello"
+
+// TestImportFromLandscaper_context takes over an Installation as the
+// guided tour writes them: its component by name and version only, the
+// repository context from the Context its spec.context names, the
+// blueprint a resource of that component in an OCI registry. The
+// generated configuration carries the Context's repository context, plans
+// as it stands, and the apply adopts the ConfigMap in place.
+func TestImportFromLandscaper_context(t *testing.T) {
+	w := newWorkspace(t)
+	w.Env = append(w.Env, "XDG_CACHE_HOME="+w.Path("cache"))
+	c := newLandscaperCluster(t)
+	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
+
+	reg := ocitest.Start(t, ocitest.Options{})
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "blueprint"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	acctest.WriteFile(t, filepath.Join(dir, "blueprint", "blueprint.yaml"), contextBlueprint)
+	acctest.WriteFile(t, filepath.Join(dir, "component-constructor.yaml"), `components:
+  - name: `+contextComponent+`
+    version: 1.0.0
+    provider: {name: acme}
+    resources:
+      - name: blueprint
+        type: landscaper.gardener.cloud/blueprint
+        input: {type: dir, path: ./blueprint, compress: true, mediaType: application/vnd.gardener.landscaper.blueprint.v1+tar+gzip}
+`)
+	acctest.Push(t, reg, ocitest.OCM, acctest.Publish(t, false, filepath.Join(dir, "component-constructor.yaml")))
+
+	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: cu-context}\n")
+	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: example-context}\n")
+	c.write(importedTarget("cu-context", "my-cluster"))
+	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Context
+metadata: {name: landscaper-examples, namespace: cu-context}
+repositoryContext: {type: ociRegistry, baseUrl: %s/ocm}
+`, reg.Host))
+	c.write("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-message, namespace: cu-context}\ndata: hello\n")
+	c.write(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Installation
+metadata: {name: hello-context, namespace: cu-context}
+spec:
+  context: landscaper-examples
+  componentDescriptor:
+    ref: {componentName: ` + contextComponent + `, version: 1.0.0}
+  blueprint:
+    ref: {resourceName: blueprint}
+  imports:
+    targets: [{name: cluster, target: my-cluster}]
+    data: [{name: message, dataRef: do-message}]
+status:
+  observedGeneration: 1
+  phase: Succeeded
+  executionRef: {name: hello-context, namespace: cu-context}
+`)
+	rendered := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello-context, namespace: example-context}\ndata: {message: hello, component: " + contextComponent + "}"
+	item := manifestItem("cu-context", rendered)
+	const di = "hello-context-default-deploy-item-c7x2q"
+	c.writeExecution("cu-context", "hello-context", di, item)
+	c.writeDeployItem("cu-context", "hello-context", di, item, "")
+	cm := c.write(labelled(rendered, di))
+
+	w.Config(importConfig("landscaper/cu-context/hello-context"))
+	out, code := w.Run(nil, "plan", "-input=false", "-no-color", "-generate-config-out=generated.tf")
+	if code != 0 {
+		t.Fatalf("plan -generate-config-out exited %d:\n%s", code, out)
+	}
+	generated := strings.Join(strings.Fields(acctest.ReadFile(t, w.Path("generated.tf"))), " ")
+	for _, want := range []string{`ref = "blueprint"`, `name = "` + contextComponent + `"`, `version = "1.0.0"`,
+		`baseUrl = "` + reg.Host + `/ocm"`, `type = "ociRegistry"`, `message = "hello"`} {
+		if !strings.Contains(generated, want) {
+			t.Errorf("generated configuration lacks %s:\n%s", want, generated)
+		}
+	}
+	w.Apply()
+
+	after := c.get("ConfigMap", "example-context", "hello-context")
+	if after.GetUID() != cm.GetUID() {
+		t.Fatalf("the ConfigMap was re-created: UID %s, was %s", after.GetUID(), cm.GetUID())
+	}
+	if got, want := after.GetLabels()[kube.ManifestManagedLabel], kube.OwnerFor("hello-context", "default-deploy-item"); got != want {
+		t.Fatalf("managed label %q, want the provider's %q", got, want)
+	}
+	if out, code := w.PlanExitCode(); code != 0 {
+		t.Fatalf("plan after the take-over exited %d:\n%s", code, out)
+	}
+}
