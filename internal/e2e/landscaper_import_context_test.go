@@ -100,7 +100,7 @@ status:
   executionRef: {name: hello-context, namespace: cu-context}
 `)
 	rendered := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello-context, namespace: example-context}\ndata: {message: hello, component: " + contextComponent + "}"
-	item := manifestItem("cu-context", rendered)
+	item := manifestItem("cu-context", "manage", rendered)
 	const di = "hello-context-default-deploy-item-c7x2q"
 	c.writeExecution("cu-context", "hello-context", di, item)
 	c.writeDeployItem("cu-context", "hello-context", di, item, "")

@@ -101,8 +101,8 @@ spec:
 }
 
 // manifestItem is the spec of a kubernetes-manifest DeployItem in ns that
-// deploys manifest with policy manage to the Target my-cluster.
-func manifestItem(ns, manifest string) string {
+// deploys manifest with the policy to the Target my-cluster.
+func manifestItem(ns, policy, manifest string) string {
 	return fmt.Sprintf(`type: landscaper.gardener.cloud/kubernetes-manifest
 target: {name: my-cluster, namespace: %s}
 config:
@@ -110,10 +110,10 @@ config:
   kind: ProviderConfiguration
   updateStrategy: update
   manifests:
-    - policy: manage
+    - policy: %s
       manifest:
 %s
-`, ns, indentLines(manifest, "        "))
+`, ns, policy, indentLines(manifest, "        "))
 }
 
 // labelled is the object manifest as the manifest deployer left it for
