@@ -244,13 +244,5 @@ func (x *installations) importedTargets(f map[string]tftypes.Value, imports map[
 	if len(tmaps) > 0 {
 		f["target_maps"] = tftypes.NewValue(mt, tmaps)
 	}
-	if len(lists)+len(tmaps) > 0 {
-		// Both attributes are sensitive as a whole: Terraform writes them
-		// as null into the configuration it generates.
-		ps.warn(nil, "Set target_lists and target_maps in the configuration",
-			fmt.Sprintf("the target list imports [%s] and target map imports [%s] are in the state as references to the provider's "+
-				"targets, but a configuration Terraform generates holds target_lists = null and target_maps = null: "+
-				"copy them from `terraform state show` before applying", strings.Join(slices.Sorted(maps.Keys(lists)), ", "), strings.Join(slices.Sorted(maps.Keys(tmaps)), ", ")))
-	}
 	return ps
 }

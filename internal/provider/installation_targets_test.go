@@ -103,7 +103,7 @@ subinstallations:
 			}
 			v := fill(x.t, cfg)
 			ps := x.validate(context.Background(), v)
-			if len(ps) == 0 {
+			if !ps.errors() { // the inline targets' warning only
 				_, _, ps = x.plan(context.Background(), tftypes.NewValue(x.t, nil), v, nil)
 			}
 			got := map[string]string{}

@@ -33,8 +33,10 @@ const installationType = "landscaper_installation"
 // installationSchemaVersion is bumped whenever the schema's type changes.
 // Version 2 added deploy_items and sensitive_imports and slimmed status;
 // version 3 rollout, rollout_plan and status.rollout; version 4
-// sensitive_exports.
-const installationSchemaVersion = 4
+// sensitive_exports; version 5 made target_lists and target_maps not
+// sensitive, with their type unchanged, so state of version 4 is read as
+// it is.
+const installationSchemaVersion = 5
 
 const attrSensitiveExports = "sensitive_exports"
 
@@ -132,19 +134,20 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 			},
 			attrTargets: installationTargetsAttribute(),
 			"target_lists": schema.MapAttribute{
-				MarkdownDescription: "Target list imports by import name; each target as in `targets`: inline (`type`, " +
-					"`config`, optionally `name`, `labels`, `annotations`) or `{ name = \"...\" }` naming a target of " +
-					providerTargetsDocs + ". Inline targets are stored in the state. Sensitive as a whole (a list of objects cannot mark only configs " +
-					"sensitive), so plans hide its references too; `deploy_items[*].target` shows which element an item uses.",
+				MarkdownDescription: "Target list imports by import name; each target as in `targets`: `{ name = \"...\" }` " +
+					"naming a target of " + providerTargetsDocs + " (recommended), or inline (`type`, `config`, optionally " +
+					"`name`, `labels`, `annotations`). Not sensitive, so plans and generated configuration show which " +
+					"provider target each element uses. An inline target's `config` is stored in the state, and plans " +
+					"and `terraform show` print it unless its value is sensitive to Terraform (a `sensitive = true` " +
+					"variable, `sensitive(...)`, a sensitive attribute); a plan warns about every inline target here.",
 				Optional:    true,
-				Sensitive:   true,
 				ElementType: types.ListType{ElemType: installationTargetType()},
 			},
 			"target_maps": schema.MapAttribute{
 				MarkdownDescription: "Target map imports by import name, each a map of targets by key; each target as in " +
-					"`targets`, inline (stored in the state) or naming a target of " + providerTargetsDocs + ". Sensitive as a whole, like `target_lists`.",
+					"`target_lists`: a reference to a target of " + providerTargetsDocs + " or inline. Not sensitive, like " +
+					"`target_lists`: an inline `config` shows in plans unless its value is sensitive to Terraform.",
 				Optional:    true,
-				Sensitive:   true,
 				ElementType: types.MapType{ElemType: installationTargetType()},
 			},
 			"exports": schema.DynamicAttribute{
@@ -261,7 +264,51 @@ func (x *installations) validate(_ context.Context, config tftypes.Value) proble
 	ps = append(ps, validateTimeouts(f["timeouts"])...)
 	_, _, rps := strategyOf(f[attrRollout])
 	ps = append(ps, rps...)
-	return append(ps, validateInstallationInputs(f, x.deployers)...)
+	ps = append(ps, validateInstallationInputs(f, x.deployers)...)
+	return append(ps, inlineTargetsWarning(f)...)
+}
+
+// inlineTargetsWarning warns, once for the resource, about the inline
+// targets of target_lists and target_maps. Neither attribute is sensitive,
+// so that plans and generated configuration show references; an inline
+// config is then hidden only if Terraform marked its value sensitive, which
+// the provider cannot see.
+func inlineTargetsWarning(f map[string]tftypes.Value) problems {
+	var paths []string
+	inline := func(t tftypes.Value) bool {
+		c := fields(t)["config"]
+		return !c.IsKnown() || !c.IsNull()
+	}
+	lists := fields(f["target_lists"])
+	for _, name := range slices.Sorted(maps.Keys(lists)) {
+		var elems []tftypes.Value
+		_ = lists[name].As(&elems)
+		for i, t := range elems {
+			if inline(t) {
+				paths = append(paths, fmt.Sprintf("target_lists[%q][%d]", name, i))
+			}
+		}
+	}
+	tmaps := fields(f["target_maps"])
+	for _, name := range slices.Sorted(maps.Keys(tmaps)) {
+		m := fields(tmaps[name])
+		for _, key := range slices.Sorted(maps.Keys(m)) {
+			if inline(m[key]) {
+				paths = append(paths, fmt.Sprintf("target_maps[%q][%q]", name, key))
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	var ps problems
+	ps.warn(nil, "Inline target configs in target_lists or target_maps show in plans",
+		fmt.Sprintf("%s: these targets are given inline, with config. target_lists and target_maps are not sensitive, "+
+			"so that plans show which target each element uses; an inline config shows in plans and in terraform show, "+
+			"and is stored in the state, unless its value is sensitive to Terraform (a variable with sensitive = true, "+
+			"sensitive(...), a sensitive attribute). Define the target in the provider's targets and use it by name, "+
+			"{ name = \"...\" }: its config then never reaches plans or state.", strings.Join(paths, ", ")))
+	return ps
 }
 
 // validateInstallationInputs checks what an installation is rendered
