@@ -36,19 +36,25 @@ variable "paused" {
   default = false
 }
 
+# The clusters are the provider's targets: their kubeconfigs stay out of
+# the state and the plans, which show only the names the map uses.
+provider "landscaper" {
+  targets = {
+    for name, kubeconfig in var.clusters : name => {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = file(kubeconfig) })
+      labels = { region = split("-", name)[0] }
+    }
+  }
+}
+
 resource "landscaper_installation" "fleet" {
   name      = "fleet"
   blueprint = { path = "${path.module}/blueprint" }
   imports   = { version = var.app_version }
 
   target_maps = {
-    clusters = {
-      for name, kubeconfig in var.clusters : name => {
-        type   = "landscaper.gardener.cloud/kubernetes-cluster"
-        config = yamlencode({ kubeconfig = file(kubeconfig) })
-        labels = { region = split("-", name)[0] }
-      }
-    }
+    clusters = { for name in keys(var.clusters) : name => { name = name } }
   }
 
   rollout = {
