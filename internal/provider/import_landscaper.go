@@ -246,3 +246,71 @@ func (x *installations) importedTargets(f map[string]tftypes.Value, imports map[
 	}
 	return ps
 }
+
+// importedInputs are the attributes an import reads from the Installation
+// that decide what its exports are.
+var importedInputs = []string{"name", "blueprint", "component", "verification", "imports", attrSensitiveImports,
+	attrTargets, "target_lists", "target_maps"}
+
+// importedExports are the exports an import read from the Landscaper
+// cluster's export DataObjects, for the plan of the first apply: what
+// reads them then plans with their values in the same plan as the import.
+// They hold only while the installation has not run here (st is the
+// imported status), its inputs are as imported (so the run computes what
+// Landscaper computed from them), no secret is among the inputs (an
+// export a secret influenced moves to sensitive_exports) and every data
+// export the blueprint declares was read. The apply checks that the run
+// agrees (importedExportsDiffer).
+func importedExports(prior, config map[string]tftypes.Value, st *installation.Status, bp installation.Blueprint) (tftypes.Value, bool) {
+	if prior == nil || st == nil || st.JobID != "" || !config[attrSensitiveImports].IsNull() || !prior[attrSensitiveExports].IsNull() {
+		return tftypes.Value{}, false
+	}
+	for _, a := range importedInputs {
+		if !prior[a].Equal(config[a]) {
+			return tftypes.Value{}, false
+		}
+	}
+	exports := prior["exports"]
+	if !exports.IsFullyKnown() || exports.IsNull() {
+		return tftypes.Value{}, false
+	}
+	var read map[string]tftypes.Value
+	if exports.As(&read) != nil {
+		return tftypes.Value{}, false
+	}
+	_, decls := render.Declarations(bp)
+	for _, d := range decls {
+		if v, ok := read[d.Name]; d.Type == "data" && (!ok || v.IsNull()) {
+			return tftypes.Value{}, false
+		}
+	}
+	return exports, true
+}
+
+// importedExportsDiffer says which exports the first run after an import
+// computed otherwise than the Landscaper cluster's DataObjects held, which
+// the plan promised: what read them was planned with values that are no
+// longer true, so the apply fails, naming them, instead of leaving
+// Terraform to report an inconsistent provider. The state keeps what the
+// run computed.
+func importedExportsDiffer(promised, got tftypes.Value) problems {
+	var ps problems
+	if !promised.IsFullyKnown() || promised.IsNull() || promised.Equal(got) {
+		return ps
+	}
+	var was, now map[string]tftypes.Value
+	if promised.As(&was) != nil || got.As(&now) != nil {
+		return ps
+	}
+	var names []string
+	for _, n := range slices.Sorted(maps.Keys(was)) {
+		if v, ok := now[n]; !ok || !v.Equal(was[n]) {
+			names = append(names, n)
+		}
+	}
+	ps.add(attrPath("exports"), "Exports differ from Landscaper's", fmt.Sprintf("the first apply after the import from Landscaper "+
+		"computed the exports %s otherwise than the Installation's export DataObjects held, which the plan used: what reads them "+
+		"was planned with the old values. The installation ran and its state holds the new exports; plan and apply again to "+
+		"pass them on.", strings.Join(names, ", ")))
+	return ps
+}

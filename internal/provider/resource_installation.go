@@ -746,6 +746,9 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		// No target exports to wait for: the plan need not show them as changing.
 		f["target_exports"] = tftypes.NewValue(x.t.AttributeTypes["target_exports"], map[string]tftypes.Value{})
 	}
+	if kept, ok := importedExports(pf, f, saved.Status, bp); ok && !replaceNeeded(replace) {
+		f["exports"] = kept
+	}
 	if saved.Status == nil || !p.AllKnown() || replaceNeeded(replace) || !strategyKnown || rolloutsMove(p, saved.Status) {
 		unknown("status")
 		return tftypes.NewValue(x.t, f), replace, warnings
@@ -874,9 +877,13 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	st.Walk(func(p string, s *installation.Status) { maps.Copy(moved, treeRollouts(p, s, st.JobID)) })
 	ps = append(ps, rolloutProblems(moved, r.prior.IsNull())...)
 	promised := f[attrDeployItems]
+	promisedExports := f["exports"]
 	var state tftypes.Value
 	var priv []byte
 	state, priv, ps = x.stateOf(f, st, sec, ps)
+	if r.saved.Status != nil && r.saved.Status.JobID == "" && !ps.errors() {
+		ps = append(ps, importedExportsDiffer(promisedExports, fields(state)["exports"])...)
+	}
 	if promised.IsFullyKnown() && !ps.errors() {
 		sf := fields(state)
 		if !sf[attrDeployItems].Equal(promised) {
