@@ -251,28 +251,28 @@ func deleteGroup(ctx context.Context, cl *target.Cluster, list ManagedResourceSt
 	return pending, nil
 }
 
-// deleteOne deletes an object and reports whether it is already gone.
+// deleteOne deletes an object and reports whether it is already gone,
+// as the API server's answer to the DELETE tells (target.Cluster.Delete):
+// most objects are, and need no further look.
 func deleteOne(ctx context.Context, cl *target.Cluster, mr ManagedResourceStatus, force bool) (bool, error) {
 	ref := mr.Resource
 	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
 	what := refString(ref)
-	ri, _, err := cl.Resource(gvk, ref.Namespace)
-	if meta.IsNoMatchError(err) {
+	gone, err := cl.Delete(ctx, gvk, ref.Namespace, ref.Name, metav1.DeleteOptions{})
+	switch {
+	case meta.IsNoMatchError(err):
 		// The CRD is gone, and with it every object of its kind.
 		return true, nil
-	}
-	if err != nil {
-		return false, Classify(err, ReasonDelete, "unable to delete "+what)
-	}
-	err = ri.Delete(ctx, ref.Name, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
+	case apierrors.IsNotFound(err):
 		return true, nil
+	case err != nil:
+		return false, Classify(err, ReasonDelete, "unable to delete "+what)
+	case gone || !force:
+		return gone, nil
 	}
+	ri, _, err := cl.Resource(gvk, ref.Namespace)
 	if err != nil {
 		return false, Classify(err, ReasonDelete, "unable to delete "+what)
-	}
-	if !force {
-		return false, nil
 	}
 	live, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
