@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -369,6 +370,7 @@ func TestAccExecution_helmReleaseDrift(t *testing.T) {
 	kubeconfig, cs := helmCluster(t)
 	chartDir := helmtest.Dir(t, helmtest.Workload)
 	const ns = "tf-acc-helm-drift"
+	const clusterRole = ns + "-drift-reader"
 	config := fmt.Sprintf(`
 resource "landscaper_execution" "app" {
   name = "helm-drift"
@@ -378,7 +380,7 @@ resource "landscaper_execution" "app" {
       target = "cluster"
       config = yamlencode({
         name = "drift", namespace = %[2]q, createNamespace = true
-        chart = { archive = { remote = { url = %[3]q } } }, values = { message = "hi" }
+        chart = { archive = { remote = { url = %[3]q } } }, values = { message = "hi", clusterRole = true }
       })
     }
   }
@@ -463,6 +465,32 @@ resource "landscaper_execution" "app" {
 				}),
 				Config:   config,
 				PlanOnly: true,
+			},
+			{
+				// A cluster-scoped object of the release is compared as
+				// closely: a ClusterRole's rules widened by hand are set back.
+				PreConfig: func() {
+					cr, err := cs.RbacV1().ClusterRoles().Get(ctx, clusterRole, metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					cr.Rules[0].Verbs = append(cr.Rules[0].Verbs, "delete")
+					if _, err := cs.RbacV1().ClusterRoles().Update(ctx, cr, metav1.UpdateOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:           config,
+				ConfigPlanChecks: update,
+				Check: func(*terraform.State) error {
+					cr, err := cs.RbacV1().ClusterRoles().Get(ctx, clusterRole, metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					if v := cr.Rules[0].Verbs; !slices.Equal(v, []string{"get", "list"}) {
+						return fmt.Errorf("the ClusterRole's verbs are %v, want [get list]", v)
+					}
+					return nil
+				},
 			},
 		},
 	})

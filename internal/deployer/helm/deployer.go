@@ -23,6 +23,8 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
@@ -648,11 +650,32 @@ func (d *Deployer) Drift(ctx context.Context, req deployer.Request, last deploye
 	if err != nil {
 		return "", fmt.Errorf("the manifest of helm release %s/%s cannot be read: %w", st.Namespace, st.Name, err)
 	}
-	drift, err := kube.Drift(ctx, cl, spec, kube.State{Managed: st.Managed, Fingerprints: st.Fingerprints})
+	drift, err := kube.Drift(ctx, cl, spec, kube.State{Managed: clusterScoped(cl, st.Managed), Fingerprints: st.Fingerprints})
 	if drift != "" {
 		drift = fmt.Sprintf("helm release %s/%s: %s", st.Namespace, st.Name, drift)
 	}
 	return drift, err
+}
+
+// clusterScoped returns managed with no namespace on objects of
+// cluster-scoped kinds. releaseObjects gives every object without one in
+// the manifest the release's namespace, cluster-scoped ones too (states
+// written so stay as they are), while fingerprints are keyed as the API
+// server scopes objects: unmatched, a changed ClusterRole was only checked
+// for existence. A kind that cannot be looked up keeps its record.
+func clusterScoped(cl *target.Cluster, managed kube.ManagedResourceStatusList) kube.ManagedResourceStatusList {
+	out := make(kube.ManagedResourceStatusList, len(managed))
+	for i, mr := range managed {
+		out[i] = mr
+		if mr.Resource.Namespace == "" {
+			continue
+		}
+		m, err := cl.Mapping(schema.FromAPIVersionAndKind(mr.Resource.APIVersion, mr.Resource.Kind))
+		if err == nil && m.Scope.Name() != meta.RESTScopeNameNamespace {
+			out[i].Resource.Namespace = ""
+		}
+	}
+	return out
 }
 
 // releaseSpec is a release's manifest as the manifest machinery sees it,

@@ -39,8 +39,9 @@ var charts embed.FS
 // Charts the package holds: Demo renders a ConfigMap and a Secret from
 // values (message, nested.color); Broken fails to render; Workload
 // renders a ConfigMap <release>-config and a Secret <release>-secret from
-// message, a ConfigMap <release>-extra when extra is true and a Deployment
-// <release> when deployment is true.
+// message, a ConfigMap <release>-extra when extra is true, a Deployment
+// <release> when deployment is true and a ClusterRole
+// <namespace>-<release>-reader when clusterRole is true.
 const (
 	Demo     = "demo"
 	Broken   = "broken"
