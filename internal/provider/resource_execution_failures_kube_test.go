@@ -497,7 +497,8 @@ resource "landscaper_execution" "app" {
 }
 
 // helm's own wait says only that its time ran out; the item's error
-// names the release's objects that are not ready.
+// names the release's objects that are not ready, and the failed
+// requirement of the item's custom readiness checks.
 func TestAccExecution_helmWaitNamesWhatIsNotReady(t *testing.T) {
 	kubeconfig, _ := helmCluster(t)
 	chartDir := helmtest.Dir(t, helmtest.Workload)
@@ -518,6 +519,11 @@ resource "landscaper_execution" "app" {
         chart  = { archive = { remote = { url = %[3]q } } }
         values = { deployment = true }
         helmDeploymentConfig = { install = { wait = true, timeout = "3s" }, upgrade = { wait = true, timeout = "3s" } }
+        readinessChecks = { custom = [{
+          name             = "configured"
+          resourceSelector = [{ apiVersion = "v1", kind = "ConfigMap", name = "slow-config", namespace = %[2]q }]
+          requirements     = [{ jsonPath = ".data.message", operator = "==", values = [{ value = "ready" }] }]
+        }] }
       })
     }
   }
@@ -525,6 +531,7 @@ resource "landscaper_execution" "app" {
 `, kubeconfig, ns, chartDir),
 			ExpectError: literalRe(`Deploy item "web" failed`, "did not finish within its timeout of 20s; last error:",
 				"context deadline exceeded; not ready: Deployment tf-acc-helm-wait/slow: its controller has not yet seen generation",
+				`ConfigMap tf-acc-helm-wait/slow-config: custom readiness check "configured": requirement .data.message == "ready" not met`,
 				"ERR_TIMEOUT"),
 		}},
 	})

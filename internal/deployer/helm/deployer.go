@@ -422,8 +422,13 @@ func waitDetail(ctx context.Context, ac *action.Configuration, cl *target.Cluste
 	if rerr != nil {
 		return err
 	}
+	// helm waited with its own checks, which the default check stands in
+	// for even where the item disables it; the item's custom checks name
+	// their failed requirement, as the manifest deployer's timeouts do.
+	checks := c.ReadinessChecks
+	checks.DisableDefault = false
 	var nr *kube.NotReadyError
-	if !errors.As(kube.CheckReadiness(ctx, cl, kube.ReadinessCheckConfiguration{}, objs, false), &nr) {
+	if !errors.As(kube.CheckReadiness(ctx, cl, checks, objs, false), &nr) {
 		return err
 	}
 	out := ce.Clone()
