@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -46,6 +47,39 @@ resource "terraform_data" "anchor" {}
 			step("landscaper/cu_example/hello-world", `Invalid import ID.*the namespace "cu_example" is not a namespace name`),
 			step("nowhere/cu-example/hello-world", `Provider target not defined.*provider target "nowhere".*it defines: landscaper`),
 			step("landscaper/cu-example/hello-world", `Cannot read the Landscaper installation.*Installation cu-example/hello-world.*"landscaper".*cannot be reached`),
+		},
+	})
+}
+
+// A cluster that answers but is no Landscaper resource cluster (the test
+// control plane has none of Landscaper's CRDs): the diagnostic names the
+// installation, the provider target and the API group it looked for.
+func TestAccImportFromLandscaper_notALandscaperCluster(t *testing.T) {
+	if kubeEnv == nil {
+		t.Skip("acceptance tests only (TF_ACC): TestMain starts the control plane for them")
+	}
+	config := fmt.Sprintf(`
+provider "landscaper" {
+  targets = {
+    landscaper = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file(%q) }) }
+  }
+}
+
+resource "terraform_data" "anchor" {}
+`, kubeEnv.KubeconfigPath())
+	step := func(id, want string) resource.TestStep {
+		return resource.TestStep{
+			Config: config, ResourceName: "landscaper_installation.taken", ImportState: true, ImportStateId: id,
+			ImportStateKind: resource.ImportBlockWithID, GenerateConfig: true,
+			ExpectError: spaced(want),
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			step("landscaper/cu-example/hello-world", `Cannot read the Landscaper installation.*Installation cu-example/hello-world.*`+
+				`"landscaper".*not a Landscaper resource cluster.*serves no landscaper.gardener.cloud/v1alpha1.*CRDs are not installed`),
 		},
 	})
 }
