@@ -75,7 +75,7 @@ func TestImportFromLandscaper_context(t *testing.T) {
 
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: cu-context}\n")
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: example-context}\n")
-	c.write(importedTarget("cu-context", "my-cluster"))
+	c.write(myClusterTarget("cu-context"))
 	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Context
 metadata: {name: landscaper-examples, namespace: cu-context}

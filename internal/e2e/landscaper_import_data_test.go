@@ -22,13 +22,7 @@ func TestImportFromLandscaper_dataImports(t *testing.T) {
 	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: cu-data}\n")
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: example-data}\n")
-	c.write(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Target
-metadata: {name: my-cluster, namespace: cu-data}
-spec:
-  type: landscaper.gardener.cloud/kubernetes-cluster
-  config: {kubeconfig: "kubeconfig of the target cluster"}
-`)
+	c.write(myClusterTarget("cu-data"))
 	c.write("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-message, namespace: cu-data}\ndata: hello\n")
 	c.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: cu-data}\ndata: {color: blue}\n")
 	c.writeSecret("cu-data", "credentials", map[string]string{"password": "s3cr3t-pw"})

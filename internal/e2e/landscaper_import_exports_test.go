@@ -113,7 +113,7 @@ func TestImportFromLandscaper_exportsKnown(t *testing.T) {
 	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
 	const ns = "cu-exports"
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n")
-	c.write(importedTarget(ns, "my-cluster"))
+	c.write(myClusterTarget(ns))
 	c.write("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-message, namespace: " + ns + "}\ndata: hello\n")
 	c.writeExportingInstallation(ns, "hello-exports", "hello, world")
 

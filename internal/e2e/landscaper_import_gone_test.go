@@ -17,7 +17,7 @@ func TestImportFromLandscaper_goneImports(t *testing.T) {
 	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
 	const ns = "cu-gone"
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n")
-	c.write(importedTarget(ns, "my-cluster"))
+	c.write(myClusterTarget(ns))
 	blueprint := `apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Blueprint
 jsonSchema: "https://json-schema.org/draft/2019-09/schema"

@@ -82,13 +82,7 @@ func TestImportFromLandscaper_helm(t *testing.T) {
 	}
 	before := uids()
 
-	c.write(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Target
-metadata: {name: my-cluster, namespace: cu-helm}
-spec:
-  type: landscaper.gardener.cloud/kubernetes-cluster
-  config: {kubeconfig: "kubeconfig of the target cluster"}
-`)
+	c.write(myClusterTarget("cu-helm"))
 	raw := helmtest.ArchiveBase64(t, helmtest.Demo, "")
 	item := fmt.Sprintf(`type: landscaper.gardener.cloud/helm
 target: {name: my-cluster, namespace: cu-helm}

@@ -88,16 +88,16 @@ status:
 `, name, ns, imports, indentLines(blueprint, "          ")))
 }
 
-// importedTarget is the Target name in ns as the guided tour writes it;
-// its config is never read.
-func importedTarget(ns, name string) string {
+// myClusterTarget is the Target my-cluster in ns as the guided tour
+// writes it; its config is never read.
+func myClusterTarget(ns string) string {
 	return fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Target
-metadata: {name: %s, namespace: %s}
+metadata: {name: my-cluster, namespace: %s}
 spec:
   type: landscaper.gardener.cloud/kubernetes-cluster
   config: {kubeconfig: "kubeconfig of the target cluster"}
-`, name, ns)
+`, ns)
 }
 
 // manifestItem is the spec of a kubernetes-manifest DeployItem in ns that

@@ -75,7 +75,7 @@ func TestImportFromLandscaper_subinstallations(t *testing.T) {
 	const ns = "cu-subs"
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n")
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: example-subs}\n")
-	c.write(importedTarget(ns, "my-cluster"))
+	c.write(myClusterTarget(ns))
 	c.write("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-message, namespace: " + ns + "}\ndata: hello\n")
 
 	subs := []string{"subinst-a", "subinst-b"}

@@ -222,13 +222,7 @@ func TestImportFromLandscaper(t *testing.T) {
 	c := newLandscaperCluster(t)
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: cu-example}\n")
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: example}\n")
-	c.write(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Target
-metadata: {name: my-cluster, namespace: cu-example}
-spec:
-  type: landscaper.gardener.cloud/kubernetes-cluster
-  config: {kubeconfig: "kubeconfig of the target cluster"}
-`)
+	c.write(myClusterTarget("cu-example"))
 	c.write(tourInstallation)
 	item := `type: landscaper.gardener.cloud/kubernetes-manifest
 target: {name: my-cluster, namespace: cu-example}
