@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -367,12 +366,16 @@ func (x *installations) exportValues(st *installation.Status) (data, sensitive, 
 	elem := as[tftypes.Map](tt).ElementType
 	tv := map[string]tftypes.Value{}
 	for n, t := range st.Exports.Targets {
-		cfg := t.Config
-		if len(cfg) == 0 {
-			cfg = json.RawMessage("null")
-		}
 		et := as[tftypes.Object](elem).AttributeTypes
-		tv[n] = tftypes.NewValue(elem, map[string]tftypes.Value{"type": stringValue(t.Type), "config": stringValue(string(cfg)),
+		cfg, name := tftypes.NewValue(tftypes.String, nil), tftypes.NewValue(tftypes.String, nil)
+		if t.Ref != "" {
+			name = stringValue(t.Ref)
+		} else if len(t.Config) == 0 {
+			cfg = stringValue("null")
+		} else {
+			cfg = stringValue(string(t.Config))
+		}
+		tv[n] = tftypes.NewValue(elem, map[string]tftypes.Value{"name": name, "type": stringValue(t.Type), "config": cfg,
 			"labels": stringMapValue(et["labels"], t.Labels), "annotations": stringMapValue(et["annotations"], t.Annotations)})
 	}
 	return data, sensitive, tftypes.NewValue(tt, tv), nil

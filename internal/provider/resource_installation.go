@@ -33,9 +33,10 @@ const installationType = "landscaper_installation"
 // installationSchemaVersion is bumped whenever the schema's type changes.
 // Version 2 added deploy_items and sensitive_imports and slimmed status;
 // version 3 rollout, rollout_plan and status.rollout; version 4
-// sensitive_exports; version 5 made target_lists and target_maps not
-// sensitive, with their type unchanged, so state of version 4 is read as
-// it is.
+// sensitive_exports; version 5 made target_lists, target_maps and
+// target_exports not sensitive as a whole (only target_exports' config
+// is) and added target_exports[*].name, which state of version 4 reads as
+// null.
 const installationSchemaVersion = 5
 
 const attrSensitiveExports = "sensitive_exports"
@@ -165,12 +166,17 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Sensitive: true,
 			},
 			"target_exports": schema.MapNestedAttribute{
-				MarkdownDescription: "The blueprint's target exports by name.",
-				Computed:            true,
-				Sensitive:           true,
+				MarkdownDescription: "The blueprint's target exports by name. An export that passes on a target of " +
+					providerTargetsDocs + " stays a reference to it: `name` names it and `config` is null, so a " +
+					"downstream installation uses it as `{ name = landscaper_installation.x.target_exports[\"...\"].name }`, " +
+					"and no config reaches the state.",
+				Computed: true,
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"type":   schema.StringAttribute{Computed: true, MarkdownDescription: "Target type."},
-					"config": schema.StringAttribute{Computed: true, MarkdownDescription: "Target config as JSON text."},
+					"name": schema.StringAttribute{Computed: true, MarkdownDescription: "For an export that passes on a " +
+						"target of " + providerTargetsDocs + ": that target's name; null for other targets."},
+					"type": schema.StringAttribute{Computed: true, MarkdownDescription: "Target type."},
+					"config": schema.StringAttribute{Computed: true, Sensitive: true, MarkdownDescription: "Target " +
+						"config as JSON text; null for a target of " + providerTargetsDocs + "."},
 					"labels": schema.MapAttribute{Computed: true, ElementType: types.StringType,
 						MarkdownDescription: "The exported target's labels, or null."},
 					"annotations": schema.MapAttribute{Computed: true, ElementType: types.StringType,

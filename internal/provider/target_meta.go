@@ -58,7 +58,8 @@ func installationTargetObject() schema.NestedAttributeObject {
 	o := targetObject()
 	o.Attributes["name"] = schema.StringAttribute{Optional: true, MarkdownDescription: "Given alone (no `type`, " +
 		"no `config`): the name of a target of " + providerTargetsDocs + ", which keeps its credentials out of state; " +
-		"templates see that target's name, type, labels and annotations, and no config. Given with `type` and " +
+		"templates see that target's name, type, labels and annotations, and no config (export executions see " +
+		"`{providerTargetRef: <name>}`, so an exported copy stays a reference; see `target_exports`). Given with `type` and " +
 		"`config`: the Target's `metadata.name` as templates see it. Either way the name a deploy item's " +
 		"`target: {name: ...}` matches; by default the import name (`<import>[<index>]` or `<import>[<key>]` in " +
 		"lists and maps)."}

@@ -521,13 +521,18 @@ func (n *node) Exports(_ context.Context, in installation.Input, v installation.
 	if err != nil {
 		return ex, err
 	}
+	refs := visibleRefs(in.Imports, v.Targets)
 	targets := make(map[string]any, len(v.Targets))
 	for k, t := range v.Targets {
-		targets[k] = targetObject(t)
+		targets[k] = exportTargetObject(t)
 	}
 	values := map[string]any{"deployitems": v.DeployItems, "dataobjects": v.DataObjects, "targets": targets}
 	exports := map[string]any{}
 	if execs := n.bp.Definition.ExportExecutions; len(execs) > 0 {
+		if len(refs) > 0 {
+			imports = maps.Clone(imports)
+			maps.Copy(imports, exportTargetValues(in.Imports))
+		}
 		tin := n.input(imports, in.State)
 		tin.Exports = values
 		res, err := template.Render(template.KindExport, executions(execs), tin)
@@ -550,9 +555,21 @@ func (n *node) Exports(_ context.Context, in installation.Input, v installation.
 			if typ != def.TargetType {
 				return ex, fmt.Errorf("export %q: a target of type %q, but the blueprint declares %q", def.Name, typ, def.TargetType)
 			}
-			cfg, _ := json.Marshal(m["config"])
-			ex.Targets[def.Name] = &deployer.Target{Name: def.Name, Type: typ, Config: cfg,
-				Labels: stringMap(m["labels"]), Annotations: stringMap(m["annotations"])}
+			t := &deployer.Target{Name: def.Name, Type: typ, Labels: stringMap(m["labels"]), Annotations: stringMap(m["annotations"])}
+			if name, ok := refMarker(m["config"]); ok {
+				r, visible := refs[name]
+				switch {
+				case !visible:
+					return ex, fmt.Errorf("export %q: provider target %q is not imported here; an export can only pass "+
+						"on a provider target the installation imports", def.Name, name)
+				case r.Type != typ:
+					return ex, fmt.Errorf("export %q: a target of type %q, but provider target %q has type %q", def.Name, typ, name, r.Type)
+				}
+				t.Ref, t.Location = r.Ref, r.Location
+			} else {
+				t.Config, _ = json.Marshal(m["config"])
+			}
+			ex.Targets[def.Name] = t
 		default:
 			if err := sc.ValidateValue(def.Schema, val); err != nil {
 				return ex, fmt.Errorf("export %q does not match its schema: %w", def.Name, err)
@@ -561,6 +578,87 @@ func (n *node) Exports(_ context.Context, in installation.Input, v installation.
 		}
 	}
 	return ex, nil
+}
+
+// providerTargetKey is the one key of the config export executions see
+// for a target of the provider's targets. Deploy executions see its config
+// as null: it is kept nowhere in the tree. An export execution that passes
+// such a target on copies the config as it copies any other, and the key
+// turns the exported target back into the reference, so a consumer of the
+// export reaches the provider's config, and no config is stored.
+const providerTargetKey = "providerTargetRef"
+
+// visibleRefs are the provider targets a node may export: those it
+// imports and those its sub-installations exported. A marker naming any
+// other is refused, so a blueprint cannot reach provider targets it was
+// not given.
+func visibleRefs(imp installation.Imports, subs map[string]*deployer.Target) map[string]*deployer.Target {
+	refs := map[string]*deployer.Target{}
+	add := func(t *deployer.Target) {
+		if t != nil && t.Ref != "" {
+			refs[t.Ref] = t
+		}
+	}
+	for _, t := range imp.Targets {
+		add(t)
+	}
+	for _, l := range imp.TargetLists {
+		for _, t := range l {
+			add(t)
+		}
+	}
+	for _, m := range imp.TargetMaps {
+		for _, t := range m {
+			add(t)
+		}
+	}
+	for _, t := range subs {
+		add(t)
+	}
+	return refs
+}
+
+// exportTargetObject is a target as export executions see it: a provider
+// target's config is its marker.
+func exportTargetObject(t *deployer.Target) map[string]any {
+	if t.Ref == "" {
+		return targetObject(t)
+	}
+	return template.TargetObjectWithMeta(t.Name, "", t.Labels, t.Annotations, t.Type, map[string]any{providerTargetKey: t.Ref})
+}
+
+// exportTargetValues are targetValues as export executions see them.
+func exportTargetValues(imp installation.Imports) map[string]any {
+	out := map[string]any{}
+	for k, t := range imp.Targets {
+		out[k] = exportTargetObject(t)
+	}
+	for k, l := range imp.TargetLists {
+		objs := make([]any, len(l))
+		for i, t := range l {
+			objs[i] = exportTargetObject(t)
+		}
+		out[k] = objs
+	}
+	for k, m := range imp.TargetMaps {
+		objs := make(map[string]any, len(m))
+		for key, t := range m {
+			objs[key] = exportTargetObject(t)
+		}
+		out[k] = objs
+	}
+	return out
+}
+
+// refMarker reads the provider target an exported config names, if it is
+// a marker.
+func refMarker(cfg any) (string, bool) {
+	m, ok := cfg.(map[string]any)
+	if !ok || len(m) != 1 {
+		return "", false
+	}
+	name, ok := m[providerTargetKey].(string)
+	return name, ok
 }
 
 // decodeMappings reads data mappings for the template engine.
