@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,11 +137,11 @@ func TestTargetListsShowReferencesAndHideSensitiveConfigs(t *testing.T) {
 	}
 }
 
-// State of schema version 4, which hid target_lists and target_maps as a
-// whole (recorded in testdata/state-v4 by that provider), stays valid:
-// Terraform plans one update that only unmarks the two attributes, the
-// update runs nothing (the job stays the same), and the plan after it is
-// empty.
+// State of schema version 4, which hid target_lists, target_maps and
+// target_exports as a whole (recorded in testdata/state-v4 by that
+// provider), stays valid: Terraform plans one update that only unmarks the
+// three attributes, the update runs nothing (the job stays the same), and
+// the plan after it is empty.
 func TestStateFromVersion4Upgrades(t *testing.T) {
 	t.Parallel()
 	w := newWorkspace(t)
@@ -150,8 +151,8 @@ func TestStateFromVersion4Upgrades(t *testing.T) {
 	before := w.Attributes("landscaper_installation", "fleet")
 	out, code := w.PlanExitCode()
 	if code != 2 || !strings.Contains(flat(out), "target_lists = (sensitive value)") ||
-		strings.Count(out, "will no longer be marked as sensitive") != 2 {
-		t.Fatalf("plan of the recorded v4 state: exit %d, want 2 with only target_lists and target_maps unmarked:\n%s", code, out)
+		strings.Count(out, "will no longer be marked as sensitive") != 3 {
+		t.Fatalf("plan of the recorded v4 state: exit %d, want 2 with only target_lists, target_maps and target_exports unmarked:\n%s", code, out)
 	}
 	w.Apply()
 	after := w.Attributes("landscaper_installation", "fleet")
@@ -181,7 +182,8 @@ func TestStateFromVersion4Upgrades(t *testing.T) {
 		t.Errorf("schema_version %d after apply, want 5", inst.SchemaVersion)
 	}
 	for _, p := range inst.Sensitive {
-		if s := string(p); s == `[{"type":"get_attr","value":"target_lists"}]` || s == `[{"type":"get_attr","value":"target_maps"}]` {
+		if s := string(p); slices.Contains([]string{`[{"type":"get_attr","value":"target_lists"}]`,
+			`[{"type":"get_attr","value":"target_maps"}]`, `[{"type":"get_attr","value":"target_exports"}]`}, s) {
 			t.Errorf("the state still marks %s sensitive as a whole", s)
 		}
 	}
