@@ -25,15 +25,16 @@ func TestImportFromLandscaper_dataImports(t *testing.T) {
 	c.write(myClusterTarget("cu-data"))
 	c.write("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-message, namespace: cu-data}\ndata: hello\n")
 	c.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: cu-data}\ndata: {color: blue}\n")
-	c.writeSecret("cu-data", "credentials", map[string]string{"password": "s3cr3t-pw"})
+	c.writeSecret("cu-data", "credentials", map[string]string{"password": "s3cr3t-pw", "token": "t0k3n"})
 	manifest := `apiVersion: v1
 kind: ConfigMap
 metadata: {name: hello-data, namespace: example-data}
 data:
   message: {{ .imports.message }}
   color: {{ .imports.color }}
-  passwordLength: "{{ len .imports.password }}"`
-	rendered := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello-data, namespace: example-data}\ndata:\n  message: hello\n  color: blue\n  passwordLength: \"9\""
+  passwordLength: "{{ len .imports.password }}"
+  tokenLength: "{{ len (index .imports "api-token") }}"`
+	rendered := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello-data, namespace: example-data}\ndata:\n  message: hello\n  color: blue\n  passwordLength: \"9\"\n  tokenLength: \"5\""
 	item := func(m string) string {
 		return fmt.Sprintf(`type: landscaper.gardener.cloud/kubernetes-manifest
 target: {name: my-cluster, namespace: cu-data}
@@ -54,6 +55,7 @@ imports:
   - {name: message, type: data, schema: {type: string}}
   - {name: color, type: data, schema: {type: string}}
   - {name: password, type: data, schema: {type: string}}
+  - {name: api-token, type: data, schema: {type: string}}
 deployExecutions:
   - name: default
     type: GoTemplate
@@ -68,6 +70,7 @@ deployExecutions:
       - {name: message, dataRef: do-message}
       - {name: color, configMapRef: {name: settings, key: color}}
       - {name: password, secretRef: {name: credentials, key: password}}
+      - {name: api-token, secretRef: {name: credentials, key: token}}
 `, blueprint)
 	const di = "hello-data-default-deploy-item-d4t4a"
 	c.writeExecution("cu-data", "hello-data", di, item(rendered))
@@ -78,11 +81,21 @@ deployExecutions:
 	w.Config(importConfig("landscaper/cu-data/hello-data"))
 	// sensitive_imports is sensitive as a whole, so Terraform generates
 	// it as null: the plan of the generated configuration then lacks the
-	// Secret's import and says so, naming it; the file is written.
+	// Secrets' imports. The import's warning names each with its Secret
+	// and gives the line to write instead; the file is written.
 	out, _ := w.Run(nil, "plan", "-input=false", "-no-color", "-generate-config-out=generated.tf")
 	flat := strings.Join(strings.Fields(out), " ")
-	if !strings.Contains(flat, "Set sensitive_imports in the configuration") || !strings.Contains(flat, "the imports password come from Secrets") {
-		t.Errorf("no warning naming the sensitive import:\n%s", out)
+	for _, want := range []string{"Set sensitive_imports in the configuration",
+		"These imports of Installation cu-data/hello-data hold Secrets' values",
+		"- api-token: Secret cu-data/credentials#token", "- password: Secret cu-data/credentials#password",
+		`variable "hello_data_api_token" { sensitive = true }`, `variable "hello_data_password" { sensitive = true }`} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the warning does not say %q:\n%s", want, out)
+		}
+	}
+	line := regexp.MustCompile(`(?m)^\s*(sensitive_imports = \{.*\})\s*$`).FindStringSubmatch(out)
+	if line == nil || line[1] != `sensitive_imports = { "api-token" = var.hello_data_api_token, password = var.hello_data_password }` {
+		t.Fatalf("the warning gives no line for sensitive_imports, or another (%q):\n%s", line, out)
 	}
 	generated := acctest.ReadFile(t, w.Path("generated.tf"))
 	flatGen := strings.Join(strings.Fields(generated), " ")
@@ -94,9 +107,11 @@ deployExecutions:
 	if strings.Contains(generated, "s3cr3t") {
 		t.Fatalf("the Secret's value is in the generated configuration:\n%s", generated)
 	}
-	// The user sets what Terraform would not write.
-	generated = regexp.MustCompile(`sensitive_imports\s*=\s*null[^\n]*`).ReplaceAllString(generated, `sensitive_imports = { password = "s3cr3t-pw" }`)
+	// The user does what the warning says.
+	generated = regexp.MustCompile(`sensitive_imports\s*=\s*null[^\n]*`).ReplaceAllString(generated, line[1])
 	acctest.WriteFile(t, w.Path("generated.tf"), generated)
+	acctest.WriteFile(t, w.Path("variables.tf"), "variable \"hello_data_api_token\" {\n  sensitive = true\n}\nvariable \"hello_data_password\" {\n  sensitive = true\n}\n")
+	w.Env = append(w.Env, "TF_VAR_hello_data_password=s3cr3t-pw", "TF_VAR_hello_data_api_token=t0k3n")
 	w.Apply()
 
 	after := c.get("ConfigMap", "example-data", "hello-data")

@@ -112,10 +112,7 @@ func (x *installations) importLandscaper(ctx context.Context, raw string) (tftyp
 		return fail("Import cannot be represented", err.Error())
 	}
 	if len(secret) > 0 {
-		ps.warn(attrPath(attrSensitiveImports), "Set sensitive_imports in the configuration",
-			fmt.Sprintf("the imports %s come from Secrets (or carry their values); they are in the state, but a configuration "+
-				"Terraform generates holds sensitive_imports = null: set them there, from a variable or a secret store, before applying",
-				strings.Join(slices.Sorted(maps.Keys(secret)), ", ")))
+		ps.warn(attrPath(attrSensitiveImports), "Set sensitive_imports in the configuration", sensitiveImportsHint(inst))
 	}
 	ps = append(ps, x.importedTargets(f, inst.Targets, pt)...)
 	if ps.errors() {
@@ -138,6 +135,63 @@ func (x *installations) importLandscaper(ctx context.Context, raw string) (tftyp
 		return fail("Cannot store the installation's status", err.Error())
 	}
 	return tftypes.NewValue(x.t, f), priv, ps
+}
+
+// sensitiveImportsHint tells what to write instead of the
+// `sensitive_imports = null` Terraform generates: the attribute is
+// sensitive as a whole, so Terraform writes no value of it into a file,
+// and the configuration does not plan until it is set. It names each
+// import with where its value came from, and gives the line to put in,
+// one variable per import (the values never leave the state and the
+// Secret).
+func sensitiveImportsHint(inst *lscluster.Installation) string {
+	var from, entries, vars []string
+	for _, n := range slices.Sorted(maps.Keys(inst.Imports)) {
+		imp := inst.Imports[n]
+		if !imp.Sensitive {
+			continue
+		}
+		source := fmt.Sprintf("%s %s", imp.Source, imp.Object)
+		if imp.Source == lscluster.SourceMapping {
+			source = "spec.importDataMappings, which carries a Secret's or a Target config's value"
+		}
+		v := hclIdentifier(inst.Name + "_" + n)
+		from = append(from, fmt.Sprintf("  - %s: %s", n, source))
+		entries = append(entries, fmt.Sprintf("%s = var.%s", hclKey(n), v))
+		vars = append(vars, fmt.Sprintf("  variable %q {\n    sensitive = true\n  }", v))
+	}
+	return fmt.Sprintf("These imports of Installation %s/%s hold Secrets' values; the values are in the state:\n\n%s\n\n"+
+		"Terraform writes sensitive_imports, which is sensitive as a whole, as null into the configuration it generates, "+
+		"so that configuration does not plan as it stands. Replace that line with:\n\n  sensitive_imports = { %s }\n\n"+
+		"and declare the variables, set from the Secrets or your secret store (TF_VAR_<name>):\n\n%s",
+		inst.Namespace, inst.Name, strings.Join(from, "\n"), strings.Join(entries, ", "), strings.Join(vars, "\n"))
+}
+
+// hclIdentifier turns s into a Terraform identifier of letters, digits
+// and underscores, not starting with a digit. (Terraform allows dashes
+// too, but var.a-b reads like a subtraction.)
+func hclIdentifier(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_':
+		default:
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || b[0] >= '0' && b[0] <= '9' {
+		b = append([]byte{'_'}, b...)
+	}
+	return string(b)
+}
+
+// hclKey writes an object key: bare where it is an identifier, quoted
+// otherwise.
+func hclKey(s string) string {
+	if hclIdentifier(s) == s {
+		return s
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 func (x *installations) importedBlueprint(b lscluster.Blueprint) tftypes.Value {

@@ -83,3 +83,22 @@ resource "terraform_data" "anchor" {}
 		},
 	})
 }
+
+// The line the Secret-imports warning gives must parse as HCL whatever the
+// installation and import are called: names Landscaper allows (dots,
+// dashes, leading digits) are not all Terraform identifiers.
+func TestSensitiveImportsHintNames(t *testing.T) {
+	for _, c := range []struct{ in, ident, key string }{
+		{"password", "password", "password"},
+		{"api-token", "api_token", `"api-token"`},
+		{"db.password", "db_password", `"db.password"`},
+		{"9lives", "_9lives", `"9lives"`},
+	} {
+		if got := hclIdentifier(c.in); got != c.ident {
+			t.Errorf("hclIdentifier(%q) = %q, want %q", c.in, got, c.ident)
+		}
+		if got := hclKey(c.in); got != c.key {
+			t.Errorf("hclKey(%q) = %q, want %q", c.in, got, c.key)
+		}
+	}
+}
