@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
+)
+
+// foreachBlueprint deploys a ConfigMap named by the import configmap:
+// one blueprint the namespace's installations share.
+const foreachBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+jsonSchema: "https://json-schema.org/draft/2019-09/schema"
+imports:
+  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+  - {name: message, type: data, schema: {type: string}}
+  - {name: configmap, type: data, schema: {type: string}}
+deployExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: default-deploy-item
+          type: landscaper.gardener.cloud/kubernetes-manifest
+          target: {import: cluster}
+          config:
+            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
+            kind: ProviderConfiguration
+            updateStrategy: update
+            manifests:
+              - policy: manage
+                manifest:
+                  apiVersion: v1
+                  kind: ConfigMap
+                  metadata: {name: "{{ .imports.configmap }}", namespace: cu-foreach}
+                  data: {message: "{{ .imports.message }}"}
+`
+
+// TestImportFromLandscaper_forEach checks what the migration guide says of
+// import blocks with for_each over a namespace's installations: Terraform
+// 1.11 generates no configuration for them (it refuses the import block
+// while the resource it imports to has no for_each), and with the
+// landscaper_installation written with the same for_each the import takes
+// every installation over.
+func TestImportFromLandscaper_forEach(t *testing.T) {
+	w := newWorkspace(t)
+	c := newLandscaperCluster(t)
+	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
+	const ns = "cu-foreach"
+	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n")
+	c.write(myClusterTarget(ns))
+	c.write("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-message, namespace: " + ns + "}\ndata: hello\n")
+	names := []string{"hello-one", "hello-two"}
+	uids := map[string]string{}
+	for _, n := range names {
+		c.write(fmt.Sprintf("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-%s, namespace: %s}\ndata: %s\n", n, ns, n))
+		c.writeInstallation(ns, n, fmt.Sprintf("    data: [{name: message, dataRef: do-message}, {name: configmap, dataRef: do-%s}]\n", n), foreachBlueprint)
+		cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: {message: hello}", n, ns)
+		item := manifestItem(ns, "manage", cm)
+		di := n + "-default-deploy-item-f0r3c"
+		c.writeExecution(ns, n, di, item)
+		c.writeDeployItem(ns, n, di, item, "")
+		uids[n] = string(c.write(labelled(cm, di)).GetUID())
+	}
+	acctest.WriteFile(t, w.Path("blueprint.yaml"), foreachBlueprint)
+	w.Config(`
+provider "landscaper" {
+  targets = {
+    landscaper = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
+    my-cluster = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }) }
+  }
+}
+
+locals {
+  installations = toset(["hello-one", "hello-two"])
+}
+
+import {
+  for_each = local.installations
+  to       = landscaper_installation.hello[each.key]
+  id       = "landscaper/cu-foreach/${each.key}"
+}
+`)
+	out, code := w.Run(nil, "plan", "-input=false", "-no-color", "-generate-config-out=generated.tf")
+	if flat := strings.Join(strings.Fields(out), " "); code == 0 || !strings.Contains(flat, "The target resource does not use for_each") {
+		t.Fatalf("plan -generate-config-out with a for_each import exited %d; the guide says Terraform refuses it:\n%s", code, out)
+	}
+	acctest.WriteFile(t, w.Path("installations.tf"), `resource "landscaper_installation" "hello" {
+  for_each  = local.installations
+  name      = each.key
+  blueprint = { filesystem = { "blueprint.yaml" = file("${path.module}/blueprint.yaml") } }
+  targets   = { cluster = { name = "my-cluster" } }
+  imports   = { message = "hello", configmap = each.key }
+}
+`)
+	out, code = w.Run(nil, "plan", "-input=false", "-no-color")
+	if code != 0 || !strings.Contains(out, "2 to import") {
+		t.Fatalf("plan with for_each on both the import and the resource exited %d:\n%s", code, out)
+	}
+	w.Apply()
+	for _, n := range names {
+		after := c.get("ConfigMap", ns, n)
+		if string(after.GetUID()) != uids[n] {
+			t.Errorf("the ConfigMap %s was re-created: UID %s, was %s", n, after.GetUID(), uids[n])
+		}
+		if got, want := after.GetLabels()[kube.ManifestManagedLabel], kube.OwnerFor(n, "default-deploy-item"); got != want {
+			t.Errorf("ConfigMap %s: managed label %q, want the provider's %q", n, got, want)
+		}
+	}
+	if out, code := w.PlanExitCode(); code != 0 {
+		t.Fatalf("plan after the take-over exited %d:\n%s", code, out)
+	}
+}
