@@ -8,39 +8,14 @@ import (
 	"testing"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
-	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ocitest"
 )
 
-// The blueprint of the component the Context test publishes: a manifest
-// item whose ConfigMap shows both the import and the component it was
-// rendered for, so an apply with the wrong component cannot look right.
-const contextBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Blueprint
-jsonSchema: "https://json-schema.org/draft/2019-09/schema"
-imports:
-  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
-  - {name: message, type: data, schema: {type: string}}
-deployExecutions:
-  - name: default
-    type: GoTemplate
-    template: |
-      deployItems:
-        - name: default-deploy-item
-          type: landscaper.gardener.cloud/kubernetes-manifest
-          target: {import: cluster}
-          config:
-            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
-            kind: ProviderConfiguration
-            updateStrategy: update
-            manifests:
-              - policy: manage
-                manifest:
-                  apiVersion: v1
-                  kind: ConfigMap
-                  metadata: {name: hello-context, namespace: example-context}
-                  data: {message: {{ .imports.message }}, component: {{ .cd.component.name }}}
-`
+// The blueprint of the component the Context test publishes: its
+// ConfigMap shows both the import and the component it was rendered for,
+// so an apply with the wrong component cannot look right.
+var contextBlueprint = manifestBlueprint([]string{"message"}, "manage",
+	`{apiVersion: v1, kind: ConfigMap, metadata: {name: hello-context, namespace: example-context}, data: {message: "{{ .imports.message }}", component: "{{ .cd.component.name }}"}}`, "")
 
 const contextComponent = "example.com/cu-context/hello"
 
@@ -51,10 +26,8 @@ const contextComponent = "example.com/cu-context/hello"
 // generated configuration carries the Context's repository context, plans
 // as it stands, and the apply adopts the ConfigMap in place.
 func TestImportFromLandscaper_context(t *testing.T) {
-	w := newWorkspace(t)
+	w, c := importWorkspace(t, "cu-context", "example-context")
 	w.Env = append(w.Env, "XDG_CACHE_HOME="+w.Path("cache"))
-	c := newLandscaperCluster(t)
-	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
 
 	reg := ocitest.Start(t, ocitest.Options{})
 	dir := t.TempDir()
@@ -73,9 +46,6 @@ func TestImportFromLandscaper_context(t *testing.T) {
 `)
 	acctest.Push(t, reg, ocitest.OCM, acctest.Publish(t, false, filepath.Join(dir, "component-constructor.yaml")))
 
-	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: cu-context}\n")
-	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: example-context}\n")
-	c.write(myClusterTarget("cu-context"))
 	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Context
 metadata: {name: landscaper-examples, namespace: cu-context}
@@ -120,13 +90,7 @@ status:
 	}
 	w.Apply()
 
-	after := c.get("ConfigMap", "example-context", "hello-context")
-	if after.GetUID() != cm.GetUID() {
-		t.Fatalf("the ConfigMap was re-created: UID %s, was %s", after.GetUID(), cm.GetUID())
-	}
-	if got, want := after.GetLabels()[kube.ManifestManagedLabel], kube.OwnerFor("hello-context", "default-deploy-item"); got != want {
-		t.Fatalf("managed label %q, want the provider's %q", got, want)
-	}
+	c.expectAdopted("ConfigMap", "example-context", "hello-context", cm.GetUID(), "hello-context")
 	if out, code := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan after the take-over exited %d:\n%s", code, out)
 	}

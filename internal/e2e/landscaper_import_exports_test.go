@@ -17,36 +17,16 @@ import (
 func (c *landscaperCluster) writeExportingInstallation(ns, name, held string) {
 	c.t.Helper()
 	cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: {message: hello}", name, ns)
-	blueprint := fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Blueprint
-jsonSchema: "https://json-schema.org/draft/2019-09/schema"
-imports:
-  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
-  - {name: message, type: data, schema: {type: string}}
-exports:
+	blueprint := manifestBlueprint([]string{"message"}, "manage",
+		fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: %s, namespace: %s}, data: {message: "{{ .imports.message }}"}}`, name, ns), `exports:
   - {name: greeting, type: data, schema: {type: string}}
-deployExecutions:
-  - name: default
-    type: GoTemplate
-    template: |
-      deployItems:
-        - name: default-deploy-item
-          type: landscaper.gardener.cloud/kubernetes-manifest
-          target: {import: cluster}
-          config:
-            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
-            kind: ProviderConfiguration
-            updateStrategy: update
-            manifests:
-              - policy: manage
-                manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: %s, namespace: %s}, data: {message: "{{ .imports.message }}"}}
 exportExecutions:
   - name: default
     type: GoTemplate
     template: |
       exports:
         greeting: "{{ .imports.message }}, world"
-`, name, ns)
+`)
 	c.writeInstallation(ns, name, "    data: [{name: message, dataRef: do-message}]\n  exports:\n    data: [{name: greeting, dataRef: do-"+name+"}]\n", blueprint)
 	di := name + "-default-deploy-item-e8p0t"
 	item := manifestItem(ns, "manage", cm)
@@ -108,12 +88,8 @@ func planned(t *testing.T, w *acctest.Workspace, plan, address string) (after, u
 // held fails that apply, naming it; the state holds the new value and the
 // next apply passes it on.
 func TestImportFromLandscaper_exportsKnown(t *testing.T) {
-	w := newWorkspace(t)
-	c := newLandscaperCluster(t)
-	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
 	const ns = "cu-exports"
-	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n")
-	c.write(myClusterTarget(ns))
+	w, c := importWorkspace(t, ns)
 	c.write("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-message, namespace: " + ns + "}\ndata: hello\n")
 	c.writeExportingInstallation(ns, "hello-exports", "hello, world")
 

@@ -5,39 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
-	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
 )
 
 // foreachBlueprint deploys a ConfigMap named by the import configmap:
 // one blueprint the namespace's installations share.
-const foreachBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Blueprint
-jsonSchema: "https://json-schema.org/draft/2019-09/schema"
-imports:
-  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
-  - {name: message, type: data, schema: {type: string}}
-  - {name: configmap, type: data, schema: {type: string}}
-deployExecutions:
-  - name: default
-    type: GoTemplate
-    template: |
-      deployItems:
-        - name: default-deploy-item
-          type: landscaper.gardener.cloud/kubernetes-manifest
-          target: {import: cluster}
-          config:
-            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
-            kind: ProviderConfiguration
-            updateStrategy: update
-            manifests:
-              - policy: manage
-                manifest:
-                  apiVersion: v1
-                  kind: ConfigMap
-                  metadata: {name: "{{ .imports.configmap }}", namespace: cu-foreach}
-                  data: {message: "{{ .imports.message }}"}
-`
+var foreachBlueprint = manifestBlueprint([]string{"message", "configmap"}, "manage",
+	`{apiVersion: v1, kind: ConfigMap, metadata: {name: "{{ .imports.configmap }}", namespace: cu-foreach}, data: {message: "{{ .imports.message }}"}}`, "")
 
 // TestImportFromLandscaper_forEach checks what the migration guide says of
 // import blocks with for_each over a namespace's installations: Terraform
@@ -46,15 +22,11 @@ deployExecutions:
 // landscaper_installation written with the same for_each the import takes
 // every installation over.
 func TestImportFromLandscaper_forEach(t *testing.T) {
-	w := newWorkspace(t)
-	c := newLandscaperCluster(t)
-	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
 	const ns = "cu-foreach"
-	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n")
-	c.write(myClusterTarget(ns))
+	w, c := importWorkspace(t, ns)
 	c.write("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-message, namespace: " + ns + "}\ndata: hello\n")
 	names := []string{"hello-one", "hello-two"}
-	uids := map[string]string{}
+	uids := map[string]types.UID{}
 	for _, n := range names {
 		c.write(fmt.Sprintf("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-%s, namespace: %s}\ndata: %s\n", n, ns, n))
 		c.writeInstallation(ns, n, fmt.Sprintf("    data: [{name: message, dataRef: do-message}, {name: configmap, dataRef: do-%s}]\n", n), foreachBlueprint)
@@ -63,7 +35,7 @@ func TestImportFromLandscaper_forEach(t *testing.T) {
 		di := n + "-default-deploy-item-f0r3c"
 		c.writeExecution(ns, n, di, item)
 		c.writeDeployItem(ns, n, di, item, "")
-		uids[n] = string(c.write(labelled(cm, di)).GetUID())
+		uids[n] = c.write(labelled(cm, di)).GetUID()
 	}
 	acctest.WriteFile(t, w.Path("blueprint.yaml"), foreachBlueprint)
 	w.Config(`
@@ -102,13 +74,7 @@ import {
 	}
 	w.Apply()
 	for _, n := range names {
-		after := c.get("ConfigMap", ns, n)
-		if string(after.GetUID()) != uids[n] {
-			t.Errorf("the ConfigMap %s was re-created: UID %s, was %s", n, after.GetUID(), uids[n])
-		}
-		if got, want := after.GetLabels()[kube.ManifestManagedLabel], kube.OwnerFor(n, "default-deploy-item"); got != want {
-			t.Errorf("ConfigMap %s: managed label %q, want the provider's %q", n, got, want)
-		}
+		c.expectAdopted("ConfigMap", ns, n, uids[n], n)
 	}
 	if out, code := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan after the take-over exited %d:\n%s", code, out)

@@ -3,8 +3,6 @@ package e2e
 import (
 	"strings"
 	"testing"
-
-	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 )
 
 // TestImportFromLandscaper_goneImports: an Installation whose DataObject
@@ -12,18 +10,9 @@ import (
 // looked up, in which namespace, and which import of which Installation
 // needed it.
 func TestImportFromLandscaper_goneImports(t *testing.T) {
-	w := newWorkspace(t)
-	c := newLandscaperCluster(t)
-	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
 	const ns = "cu-gone"
-	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n")
-	c.write(myClusterTarget(ns))
-	blueprint := `apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Blueprint
-jsonSchema: "https://json-schema.org/draft/2019-09/schema"
-imports:
-  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
-  - {name: message, type: data, schema: {type: string}}`
+	w, c := importWorkspace(t, ns)
+	blueprint := manifestBlueprint([]string{"message"}, "manage", `{apiVersion: v1, kind: ConfigMap, metadata: {name: gone, namespace: cu-gone}}`, "")
 	c.writeInstallation(ns, "needs-data", "    data: [{name: message, dataRef: do-gone}]\n", blueprint)
 	c.writeInstallation(ns, "needs-secret", "    data: [{name: message, secretRef: {name: gone-credentials, key: message}}]\n", blueprint)
 

@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
+	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
 )
 
@@ -130,4 +134,69 @@ func labelled(manifest, di string) string {
 		panic(err)
 	}
 	return string(out)
+}
+
+// importWorkspace starts a take-over test: a workspace holding the
+// control plane's kubeconfig (the Landscaper cluster and the target
+// cluster at once), and the namespaces, the first with the guided tour's
+// Target my-cluster.
+func importWorkspace(t *testing.T, namespaces ...string) (*acctest.Workspace, *landscaperCluster) {
+	t.Helper()
+	w := newWorkspace(t)
+	c := newLandscaperCluster(t)
+	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
+	for _, ns := range namespaces {
+		c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n")
+	}
+	c.write(myClusterTarget(namespaces[0]))
+	return w, c
+}
+
+// manifestBlueprint is a blueprint as the guided tour writes them: the
+// target import cluster and the string data imports, one
+// kubernetes-manifest deploy item applying manifest (a template, in YAML
+// flow style) with the policy, and further top-level lines (exports,
+// exportExecutions), if any.
+func manifestBlueprint(imports []string, policy, manifest, more string) string {
+	var b strings.Builder
+	b.WriteString(`apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+jsonSchema: "https://json-schema.org/draft/2019-09/schema"
+imports:
+  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+`)
+	for _, n := range imports {
+		fmt.Fprintf(&b, "  - {name: %s, type: data, schema: {type: string}}\n", n)
+	}
+	fmt.Fprintf(&b, `deployExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: default-deploy-item
+          type: landscaper.gardener.cloud/kubernetes-manifest
+          target: {import: cluster}
+          config:
+            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
+            kind: ProviderConfiguration
+            updateStrategy: update
+            manifests:
+              - policy: %s
+                manifest: %s
+`, policy, manifest)
+	return b.String() + more
+}
+
+// expectAdopted fails the test unless the object kind ns/name is still
+// the object of the UID, now labelled for the provider's item of the
+// execution (the installation, or "<installation>/<sub-installation>").
+func (c *landscaperCluster) expectAdopted(kind, ns, name string, uid types.UID, execution string) {
+	c.t.Helper()
+	after := c.get(kind, ns, name)
+	if after.GetUID() != uid {
+		c.t.Errorf("%s %s/%s was re-created: UID %s, was %s", kind, ns, name, after.GetUID(), uid)
+	}
+	if got, want := after.GetLabels()[kube.ManifestManagedLabel], kube.OwnerFor(execution, "default-deploy-item"); got != want {
+		c.t.Errorf("%s %s/%s: managed label %q, want the provider's %q", kind, ns, name, got, want)
+	}
 }

@@ -5,40 +5,17 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
-	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
 )
 
 // subBlueprint is the blueprint of one sub-installation: a ConfigMap of
 // its own name holding the message the root hands down, deployed with the
 // policy.
 func subBlueprint(name, policy string) string {
-	return fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Blueprint
-jsonSchema: "https://json-schema.org/draft/2019-09/schema"
-imports:
-  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
-  - {name: message, type: data, schema: {type: string}}
-deployExecutions:
-  - name: default
-    type: GoTemplate
-    template: |
-      deployItems:
-        - name: default-deploy-item
-          type: landscaper.gardener.cloud/kubernetes-manifest
-          target: {import: cluster}
-          config:
-            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
-            kind: ProviderConfiguration
-            updateStrategy: update
-            manifests:
-              - policy: %s
-                manifest:
-                  apiVersion: v1
-                  kind: ConfigMap
-                  metadata: {name: %s, namespace: example-subs}
-                  data: {message: {{ .imports.message }}}
-`, policy, name)
+	return manifestBlueprint([]string{"message"}, policy,
+		fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: %s, namespace: example-subs}, data: {message: "{{ .imports.message }}"}}`, name), "")
 }
 
 // subTemplate is the InstallationTemplate file of the sub-installation
@@ -69,13 +46,8 @@ imports:
 // labelled. The apply adopts every ConfigMap in place and the plan after
 // is empty.
 func TestImportFromLandscaper_subinstallations(t *testing.T) {
-	w := newWorkspace(t)
-	c := newLandscaperCluster(t)
-	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
 	const ns = "cu-subs"
-	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n")
-	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: example-subs}\n")
-	c.write(myClusterTarget(ns))
+	w, c := importWorkspace(t, ns, "example-subs")
 	c.write("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-message, namespace: " + ns + "}\ndata: hello\n")
 
 	subs := []string{"subinst-a", "subinst-b"}
@@ -115,7 +87,7 @@ status:
     activeSubs:
 %s`, ns, indentLines(files, "        "), cache))
 
-	uids := map[string]string{}
+	uids := map[string]types.UID{}
 	for _, s := range subs {
 		c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Installation
@@ -145,7 +117,7 @@ status:
 		di := objects[s] + "-default-deploy-item-4r8tz"
 		c.writeExecution(ns, objects[s], di, item)
 		c.writeDeployItem(ns, objects[s], di, item, "")
-		uids[s] = string(c.write(labelled(rendered, di)).GetUID())
+		uids[s] = c.write(labelled(rendered, di)).GetUID()
 	}
 
 	w.Config(importConfig("landscaper/" + ns + "/hello-subs"))
@@ -162,13 +134,7 @@ status:
 	w.Apply()
 
 	for _, s := range subs {
-		after := c.get("ConfigMap", "example-subs", s)
-		if string(after.GetUID()) != uids[s] {
-			t.Errorf("the ConfigMap %s was re-created: UID %s, was %s", s, after.GetUID(), uids[s])
-		}
-		if got, want := after.GetLabels()[kube.ManifestManagedLabel], kube.OwnerFor("hello-subs/"+s, "default-deploy-item"); got != want {
-			t.Errorf("ConfigMap %s: managed label %q, want the provider's %q", s, got, want)
-		}
+		c.expectAdopted("ConfigMap", "example-subs", s, uids[s], "hello-subs/"+s)
 	}
 	if out, code := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan after the take-over exited %d:\n%s", code, out)
