@@ -52,7 +52,7 @@ metadata: {name: landscaper-examples, namespace: cu-context}
 repositoryContext: {type: ociRegistry, baseUrl: %s/ocm}
 `, reg.Host))
 	c.write("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-message, namespace: cu-context}\ndata: hello\n")
-	c.write(`apiVersion: landscaper.gardener.cloud/v1alpha1
+	inst := c.write(`apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Installation
 metadata: {name: hello-context, namespace: cu-context}
 spec:
@@ -71,9 +71,7 @@ status:
 `)
 	rendered := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello-context, namespace: example-context}\ndata: {message: hello, component: " + contextComponent + "}"
 	item := manifestItem("cu-context", "manage", rendered)
-	const di = "hello-context-default-deploy-item-c7x2q"
-	c.writeExecution("cu-context", "hello-context", di, item)
-	c.writeDeployItem("cu-context", "hello-context", di, item, "")
+	di := c.writeExecution("cu-context", "hello-context", inst.GetUID(), item, "")
 	cm := c.write(labelled(rendered, di))
 
 	w.Config(importConfig("landscaper/cu-context/hello-context"))

@@ -66,15 +66,13 @@ deployExecutions:
             import: cluster
 %s
 `, indentLines(item(manifest), "          "))
-	c.writeInstallation("cu-data", "hello-data", `    data:
+	inst := c.writeInstallation("cu-data", "hello-data", `    data:
       - {name: message, dataRef: do-message}
       - {name: color, configMapRef: {name: settings, key: color}}
       - {name: password, secretRef: {name: credentials, key: password}}
       - {name: api-token, secretRef: {name: credentials, key: token}}
 `, blueprint)
-	const di = "hello-data-default-deploy-item-d4t4a"
-	c.writeExecution("cu-data", "hello-data", di, item(rendered))
-	c.writeDeployItem("cu-data", "hello-data", di, item(rendered), "")
+	di := c.writeExecution("cu-data", "hello-data", inst.GetUID(), item(rendered), "")
 	cm := c.write(fmt.Sprintf("%s\n", strings.Replace(rendered, "metadata: {name: hello-data, namespace: example-data}",
 		fmt.Sprintf("metadata: {name: hello-data, namespace: example-data, labels: {%q: %s}}", kube.ManifestManagedLabel, di), 1)))
 

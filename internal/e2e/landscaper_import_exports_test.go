@@ -27,11 +27,8 @@ exportExecutions:
       exports:
         greeting: "{{ .imports.message }}, world"
 `)
-	c.writeInstallation(ns, name, "    data: [{name: message, dataRef: do-message}]\n  exports:\n    data: [{name: greeting, dataRef: do-"+name+"}]\n", blueprint)
-	di := name + "-default-deploy-item-e8p0t"
-	item := manifestItem(ns, "manage", cm)
-	c.writeExecution(ns, name, di, item)
-	c.writeDeployItem(ns, name, di, item, "")
+	inst := c.writeInstallation(ns, name, "    data: [{name: message, dataRef: do-message}]\n  exports:\n    data: [{name: greeting, dataRef: do-"+name+"}]\n", blueprint)
+	di := c.writeExecution(ns, name, inst.GetUID(), manifestItem(ns, "manage", cm), "")
 	c.write(labelled(cm, di))
 	data, err := json.Marshal(held)
 	if err != nil {

@@ -29,12 +29,9 @@ func TestImportFromLandscaper_forEach(t *testing.T) {
 	uids := map[string]types.UID{}
 	for _, n := range names {
 		c.write(fmt.Sprintf("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata: {name: do-%s, namespace: %s}\ndata: %s\n", n, ns, n))
-		c.writeInstallation(ns, n, fmt.Sprintf("    data: [{name: message, dataRef: do-message}, {name: configmap, dataRef: do-%s}]\n", n), foreachBlueprint)
+		inst := c.writeInstallation(ns, n, fmt.Sprintf("    data: [{name: message, dataRef: do-message}, {name: configmap, dataRef: do-%s}]\n", n), foreachBlueprint)
 		cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: {message: hello}", n, ns)
-		item := manifestItem(ns, "manage", cm)
-		di := n + "-default-deploy-item-f0r3c"
-		c.writeExecution(ns, n, di, item)
-		c.writeDeployItem(ns, n, di, item, "")
+		di := c.writeExecution(ns, n, inst.GetUID(), manifestItem(ns, "manage", cm), "")
 		uids[n] = c.write(labelled(cm, di)).GetUID()
 	}
 	acctest.WriteFile(t, w.Path("blueprint.yaml"), foreachBlueprint)

@@ -112,10 +112,8 @@ deployExecutions:
             import: cluster
 %s
 `, indentLines(item, "          "))
-	c.writeInstallation("cu-helm", "hello-helm", "", blueprint)
-	const di = "hello-helm-default-deploy-item-h3lm1"
-	c.writeExecution("cu-helm", "hello-helm", di, item)
-	c.writeDeployItem("cu-helm", "hello-helm", di, item, "")
+	inst := c.writeInstallation("cu-helm", "hello-helm", "", blueprint)
+	c.writeExecution("cu-helm", "hello-helm", inst.GetUID(), item, "")
 
 	w.Config(importConfig("landscaper/cu-helm/hello-helm"))
 	out, code := w.Run(nil, "plan", "-input=false", "-no-color", "-generate-config-out=generated.tf")

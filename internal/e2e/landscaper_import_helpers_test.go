@@ -5,48 +5,24 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster/lstest"
 )
 
-// writeExecution writes the Execution name in ns as Landscaper leaves it
-// once Succeeded: one deploy item, default-deploy-item, with the spec
-// item, whose DeployItem object is di.
-func (c *landscaperCluster) writeExecution(ns, name, di, item string) {
-	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Execution
-metadata: {name: %s, namespace: %s}
-spec:
-  deployItems:
-    - name: default-deploy-item
-%s
-status:
-  observedGeneration: 1
-  phase: Succeeded
-  deployItemCache:
-    activeDIs: [{specName: default-deploy-item, objectName: %s}]
-`, name, ns, indentLines(item, "      "), di))
-}
-
-// writeDeployItem writes the DeployItem di in ns that the Execution
-// execution manages, Succeeded, with the spec item; status holds further
-// lines of the status (indented two spaces, newline-terminated), if any.
-func (c *landscaperCluster) writeDeployItem(ns, execution, di, item, status string) {
-	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: DeployItem
-metadata:
-  name: %s
-  namespace: %s
-  labels: {execution.landscaper.gardener.cloud/name: default-deploy-item, execution.landscaper.gardener.cloud/managed-by: %s}
-spec:
-%s
-status:
-  observedGeneration: 1
-  phase: Succeeded
-%s`, di, ns, execution, indentLines(item, "  "), status))
+// writeExecution writes the Execution of the Installation inst (of the
+// UID) in ns as Landscaper leaves it once Succeeded, with its one deploy
+// item default-deploy-item: the spec item and the provider status
+// (top-level YAML, newline-terminated) its deployer wrote, if any. It
+// returns the DeployItem's name, the value of the deployer's managed label.
+func (c *landscaperCluster) writeExecution(ns, inst string, uid types.UID, item, providerStatus string) string {
+	c.t.Helper()
+	in := &lstest.Cluster{T: c.t, D: c.d, Namespace: ns}
+	return in.Execution(inst, uid, true, "name: default-deploy-item\n"+item+providerStatus)["default-deploy-item"]
 }
 
 // importConfig is the configuration that imports the installation id
@@ -72,9 +48,10 @@ import {
 // leaves it once Succeeded: the inline blueprint, the target my-cluster
 // imported as cluster, further imports (lines under imports, indented
 // four spaces, newline-terminated) if any, and its Execution of the
-// same name.
-func (c *landscaperCluster) writeInstallation(ns, name, imports, blueprint string) {
-	c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+// same name. It returns the Installation.
+func (c *landscaperCluster) writeInstallation(ns, name, imports, blueprint string) *unstructured.Unstructured {
+	c.t.Helper()
+	return c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Installation
 metadata: {name: %[1]s, namespace: %[2]s}
 spec:

@@ -89,7 +89,7 @@ status:
 
 	uids := map[string]types.UID{}
 	for _, s := range subs {
-		c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+		sub := c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Installation
 metadata:
   name: %[1]s
@@ -113,10 +113,7 @@ status:
   executionRef: {name: %[1]s, namespace: %[2]s}
 `, objects[s], ns, s, root.GetUID(), indentLines(subBlueprint(s, policies[s]), "          ")))
 		rendered := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: example-subs}\ndata: {message: hello}", s)
-		item := manifestItem(ns, policies[s], rendered)
-		di := objects[s] + "-default-deploy-item-4r8tz"
-		c.writeExecution(ns, objects[s], di, item)
-		c.writeDeployItem(ns, objects[s], di, item, "")
+		di := c.writeExecution(ns, objects[s], sub.GetUID(), manifestItem(ns, policies[s], rendered), "")
 		uids[s] = c.write(labelled(rendered, di)).GetUID()
 	}
 

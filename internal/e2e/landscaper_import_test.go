@@ -3,21 +3,17 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster/lstest"
 )
 
 // landscaperCluster writes objects into the test control plane as
@@ -26,21 +22,9 @@ import (
 // own CRDs come from the reader's testdata (origin and licence noted
 // there).
 type landscaperCluster struct {
-	t *testing.T
-	d dynamic.Interface
-}
-
-var lsGroup = "landscaper.gardener.cloud"
-
-var kinds = map[string]schema.GroupVersionResource{
-	"Namespace":    {Version: "v1", Resource: "namespaces"},
-	"ConfigMap":    {Version: "v1", Resource: "configmaps"},
-	"Installation": {Group: lsGroup, Version: "v1alpha1", Resource: "installations"},
-	"Target":       {Group: lsGroup, Version: "v1alpha1", Resource: "targets"},
-	"Execution":    {Group: lsGroup, Version: "v1alpha1", Resource: "executions"},
-	"DeployItem":   {Group: lsGroup, Version: "v1alpha1", Resource: "deployitems"},
-	"DataObject":   {Group: lsGroup, Version: "v1alpha1", Resource: "dataobjects"},
-	"Context":      {Group: lsGroup, Version: "v1alpha1", Resource: "contexts"},
+	t  *testing.T
+	d  dynamic.Interface
+	ls *lstest.Cluster
 }
 
 func newLandscaperCluster(t *testing.T) *landscaperCluster {
@@ -53,78 +37,17 @@ func newLandscaperCluster(t *testing.T) *landscaperCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &landscaperCluster{t: t, d: d}
-	c.installCRDs()
-	return c
+	if err := lstest.InstallCRDs(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	return &landscaperCluster{t: t, d: d, ls: &lstest.Cluster{T: t, D: d}}
 }
 
-func (c *landscaperCluster) installCRDs() {
-	c.t.Helper()
-	files, err := filepath.Glob("../lscluster/testdata/crds/*.yaml")
-	if err != nil || len(files) == 0 {
-		c.t.Fatalf("no CRDs in ../lscluster/testdata/crds: %v", err)
-	}
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		var obj map[string]any
-		if err := yaml.Unmarshal(data, &obj); err != nil {
-			c.t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{Object: obj}
-		if _, err := c.d.Resource(crds).Get(c.t.Context(), u.GetName(), metav1.GetOptions{}); err == nil {
-			continue // another test installed them
-		}
-		if _, err := c.d.Resource(crds).Create(c.t.Context(), u, metav1.CreateOptions{}); err != nil {
-			c.t.Fatal(err)
-		}
-	}
-	for _, gvr := range kinds {
-		if gvr.Group != lsGroup {
-			continue
-		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			_, err := c.d.Resource(gvr).List(c.t.Context(), metav1.ListOptions{Limit: 1})
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				c.t.Fatalf("%s not served: %v", gvr, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-}
-
-// write creates the object, then its status as a controller writes it.
+// write creates the object (which names its namespace), then its status
+// as a controller writes it.
 func (c *landscaperCluster) write(text string) *unstructured.Unstructured {
 	c.t.Helper()
-	var obj map[string]any
-	if err := yaml.Unmarshal([]byte(text), &obj); err != nil {
-		c.t.Fatalf("%v\n%s", err, text)
-	}
-	u := &unstructured.Unstructured{Object: obj}
-	status, hasStatus := obj["status"]
-	delete(obj, "status")
-	var ri dynamic.ResourceInterface = c.d.Resource(kinds[u.GetKind()])
-	if u.GetNamespace() != "" {
-		ri = c.d.Resource(kinds[u.GetKind()]).Namespace(u.GetNamespace())
-	}
-	created, err := ri.Create(c.t.Context(), u, metav1.CreateOptions{})
-	if err != nil {
-		c.t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
-	}
-	if hasStatus {
-		created.Object["status"] = status
-		if created, err = ri.UpdateStatus(c.t.Context(), created, metav1.UpdateOptions{}); err != nil {
-			c.t.Fatalf("status of %s %s: %v", u.GetKind(), u.GetName(), err)
-		}
-	}
-	return created
+	return c.ls.Write(text)
 }
 
 // writeSecret creates a Secret with string data.
@@ -132,8 +55,7 @@ func (c *landscaperCluster) writeSecret(ns, name string, data map[string]string)
 	c.t.Helper()
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{"name": name, "namespace": ns}, "stringData": toAny(data)}}
-	gvr := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	if _, err := c.d.Resource(gvr).Namespace(ns).Create(c.t.Context(), u, metav1.CreateOptions{}); err != nil {
+	if _, err := c.d.Resource(lstest.GVRs["Secret"]).Namespace(ns).Create(c.t.Context(), u, metav1.CreateOptions{}); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -148,7 +70,7 @@ func toAny(m map[string]string) map[string]any {
 
 func (c *landscaperCluster) get(kind, ns, name string) *unstructured.Unstructured {
 	c.t.Helper()
-	u, err := c.d.Resource(kinds[kind]).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	u, err := c.d.Resource(lstest.GVRs[kind]).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -211,8 +133,6 @@ status:
     namespace: cu-example
 `
 
-const tourDeployItem = "hello-world-default-deploy-item-x7k2p"
-
 // TestImportFromLandscaper takes the guided tour's installation over as a
 // user would: an import block, `terraform plan -generate-config-out`, and
 // apply. The ConfigMap Landscaper created stays the same object (same
@@ -223,7 +143,7 @@ func TestImportFromLandscaper(t *testing.T) {
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: cu-example}\n")
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: example}\n")
 	c.write(myClusterTarget("cu-example"))
-	c.write(tourInstallation)
+	inst := c.write(tourInstallation)
 	item := `type: landscaper.gardener.cloud/kubernetes-manifest
 target: {name: my-cluster, namespace: cu-example}
 config:
@@ -234,13 +154,12 @@ config:
     - policy: manage
       manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: hello-world, namespace: example}, data: {testData: hello}}
 `
-	c.writeExecution("cu-example", "hello-world", tourDeployItem, item)
-	c.writeDeployItem("cu-example", "hello-world", tourDeployItem, item, `  providerStatus:
-    apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
-    kind: ProviderStatus
-    managedResources:
-      - policy: manage
-        resource: {apiVersion: v1, kind: ConfigMap, name: hello-world, namespace: example}
+	di := c.writeExecution("cu-example", "hello-world", inst.GetUID(), item, `providerStatus:
+  apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
+  kind: ProviderStatus
+  managedResources:
+    - policy: manage
+      resource: {apiVersion: v1, kind: ConfigMap, name: hello-world, namespace: example}
 `)
 	cm := c.write(fmt.Sprintf(`apiVersion: v1
 kind: ConfigMap
@@ -249,7 +168,7 @@ metadata:
   namespace: example
   labels: {%q: %s}
 data: {testData: hello}
-`, kube.ManifestManagedLabel, tourDeployItem))
+`, kube.ManifestManagedLabel, di))
 
 	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
 	w.Config(importConfig("landscaper/cu-example/hello-world"))

@@ -6,20 +6,17 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster/lstest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/testenv"
 )
 
@@ -60,7 +57,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	_, bareErr = r.Read(ctx, "default", "hello-world")
-	if err := installCRDs(ctx); err != nil {
+	if err := lstest.InstallCRDs(ctx, dyn()); err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: installing Landscaper's CRDs: %v\n", err)
 		return 1
 	}
@@ -85,56 +82,6 @@ func dyn() dynamic.Interface {
 	return d
 }
 
-var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
-func installCRDs(ctx context.Context) error {
-	files, err := filepath.Glob("testdata/crds/*.yaml")
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no CRDs in testdata/crds: %v", err)
-	}
-	d := dyn()
-	var names []string
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		var obj map[string]any
-		if err := yaml.Unmarshal(data, &obj); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		u := &unstructured.Unstructured{Object: obj}
-		if _, err := d.Resource(crdGVR).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		names = append(names, u.GetName())
-	}
-	for _, name := range names {
-		for {
-			u, err := d.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-			established := false
-			for _, c := range conds {
-				if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
-					established = true
-				}
-			}
-			if established {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("CRD %s not established: %w", name, ctx.Err())
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}
-	return nil
-}
-
 var nsSeq atomic.Int64
 
 // cluster is one test's namespace of the Landscaper cluster.
@@ -142,71 +89,28 @@ type cluster struct {
 	t  testing.TB
 	ns string
 	d  dynamic.Interface
+	w  *lstest.Cluster
 }
 
 func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	c := &cluster{t: t, ns: fmt.Sprintf("cu-example-%d", nsSeq.Add(1)), d: dyn()}
+	c.w = &lstest.Cluster{T: t, D: c.d, Namespace: c.ns}
 	c.write(fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", c.ns))
 	return c
 }
 
-var gvrOfKind = map[string]schema.GroupVersionResource{
-	"Namespace":    {Version: "v1", Resource: "namespaces"},
-	"Secret":       secretsGVR,
-	"ConfigMap":    configMapsGVR,
-	"Installation": installationsGVR,
-	"Target":       targetsGVR,
-	"DataObject":   dataObjectsGVR,
-	"Context":      contextsGVR,
-	"Execution":    executionsGVR,
-	"DeployItem":   deployItemsGVR,
-
-	"ComponentVersionOverwrites": overwritesGVR,
-}
-
-// write creates the object the YAML describes (in the test's namespace
-// unless it names one), then its status, as Landscaper's controllers write
-// status through the status subresource. ${namespace} is replaced as in the
-// guided tour's templates. It returns the object's UID.
+// write creates the object the YAML describes (lstest.Cluster.Write) and
+// returns its UID.
 func (c *cluster) write(text string) string {
 	c.t.Helper()
-	text = strings.ReplaceAll(text, "${namespace}", c.ns)
-	var obj map[string]any
-	if err := yaml.Unmarshal([]byte(text), &obj); err != nil {
-		c.t.Fatalf("test object: %v\n%s", err, text)
-	}
-	u := &unstructured.Unstructured{Object: obj}
-	gvr, ok := gvrOfKind[u.GetKind()]
-	if !ok {
-		c.t.Fatalf("test object of unknown kind %q", u.GetKind())
-	}
-	status, hasStatus := obj["status"]
-	delete(obj, "status")
-	var ri dynamic.ResourceInterface = c.d.Resource(gvr)
-	if u.GetKind() != "Namespace" {
-		if u.GetNamespace() == "" {
-			u.SetNamespace(c.ns)
-		}
-		ri = c.d.Resource(gvr).Namespace(u.GetNamespace())
-	}
-	created, err := ri.Create(c.t.Context(), u, metav1.CreateOptions{})
-	if err != nil {
-		c.t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
-	}
-	if hasStatus {
-		created.Object["status"] = status
-		if created, err = ri.UpdateStatus(c.t.Context(), created, metav1.UpdateOptions{}); err != nil {
-			c.t.Fatalf("writing the status of %s %s: %v", u.GetKind(), u.GetName(), err)
-		}
-	}
-	return string(created.GetUID())
+	return string(c.w.Write(text).GetUID())
 }
 
 // remove deletes an object, as a user who deleted it by mistake.
 func (c *cluster) remove(kind, name string) {
 	c.t.Helper()
-	if err := c.d.Resource(gvrOfKind[kind]).Namespace(c.ns).Delete(c.t.Context(), name, metav1.DeleteOptions{}); err != nil {
+	if err := c.d.Resource(lstest.GVRs[kind]).Namespace(c.ns).Delete(c.t.Context(), name, metav1.DeleteOptions{}); err != nil {
 		c.t.Fatalf("deleting %s %s: %v", kind, name, err)
 	}
 }
@@ -253,5 +157,3 @@ func indent(s, prefix string) string {
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
-
-func yamlToJSON(s string) ([]byte, error) { return yaml.YAMLToJSON([]byte(s)) }

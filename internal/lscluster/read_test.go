@@ -4,11 +4,12 @@ package lscluster
 
 import (
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The guided tour's basics/manifest-deployer Installation, verbatim but
@@ -70,83 +71,10 @@ status:
 `
 
 // execution writes the Execution of an installation and its DeployItems
-// as Landscaper's execution controller does: named after the
-// installation, owned by it; items named "<execution>-<item>-<suffix>",
-// labelled with the execution and their name, owned by the execution. With
-// cache, the execution records the items in status.deployItemCache.
+// as Landscaper's execution controller does (lstest.Cluster.Execution).
 func (c *cluster) execution(inst, instUID string, cache bool, items ...string) {
 	c.t.Helper()
-	owner := func(kind, name, uid string) []any {
-		return []any{map[string]any{
-			"apiVersion": "landscaper.gardener.cloud/v1alpha1", "kind": kind,
-			"name": name, "uid": uid, "controller": true, "blockOwnerDeletion": true,
-		}}
-	}
-	var templates, active []any
-	type di struct {
-		name, object   string
-		spec           map[string]any
-		providerStatus any
-	}
-	var dis []di
-	for i, body := range items {
-		var spec map[string]any
-		if err := yamlUnmarshal(strings.ReplaceAll(body, "${namespace}", c.ns), &spec); err != nil {
-			c.t.Fatal(err)
-		}
-		name, _ := spec["name"].(string)
-		obj := fmt.Sprintf("%s-%s-%05d", inst, name, i)
-		ps := spec["providerStatus"]
-		delete(spec, "providerStatus")
-		templates = append(templates, spec)
-		active = append(active, map[string]any{"specName": name, "objectName": obj})
-		itemSpec := map[string]any{}
-		for k, v := range spec {
-			if k != "name" {
-				itemSpec[k] = v
-			}
-		}
-		dis = append(dis, di{name, obj, itemSpec, ps})
-	}
-	status := map[string]any{"phase": "Succeeded"}
-	if cache {
-		status["deployItemCache"] = map[string]any{"activeDIs": active}
-	}
-	execUID := c.writeObject(map[string]any{
-		"apiVersion": "landscaper.gardener.cloud/v1alpha1", "kind": "Execution",
-		"metadata": map[string]any{"name": inst, "ownerReferences": owner("Installation", inst, instUID)},
-		"spec":     map[string]any{"deployItems": templates},
-		"status":   status,
-	})
-	for _, d := range dis {
-		c.writeObject(map[string]any{
-			"apiVersion": "landscaper.gardener.cloud/v1alpha1", "kind": "DeployItem",
-			"metadata": map[string]any{
-				"name":            d.object,
-				"labels":          map[string]any{labelExecManagedBy: inst, labelExecItemName: d.name},
-				"ownerReferences": owner("Execution", inst, execUID),
-			},
-			"spec":   d.spec,
-			"status": map[string]any{"observedGeneration": 1, "phase": "Succeeded", "providerStatus": d.providerStatus},
-		})
-	}
-}
-
-func (c *cluster) writeObject(obj map[string]any) string {
-	c.t.Helper()
-	data, err := json.Marshal(obj)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return c.write(string(data))
-}
-
-func yamlUnmarshal(s string, out any) error {
-	js, err := yamlToJSON(s)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(js, out)
+	c.w.Execution(inst, types.UID(instUID), cache, items...)
 }
 
 const manifestItem = `name: default-deploy-item
