@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 )
 
 // An import from Landscaper that cannot be done says why, naming what it
@@ -100,5 +102,44 @@ func TestSensitiveImportsHintNames(t *testing.T) {
 		if got := hclKey(c.in); got != c.key {
 			t.Errorf("hclKey(%q) = %q, want %q", c.in, got, c.key)
 		}
+	}
+}
+
+// The imported exports stand in the first plan only while the run cannot
+// compute anything else: inputs as imported, no secrets, nothing run yet.
+func TestImportedExportsHoldOnlyForTheImportedInputs(t *testing.T) {
+	exports := tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{"greeting": tftypes.String}},
+		map[string]tftypes.Value{"greeting": tftypes.NewValue(tftypes.String, "hello, world")})
+	state := func() map[string]tftypes.Value {
+		f := map[string]tftypes.Value{"exports": exports, attrSensitiveExports: dynamicNull}
+		for _, a := range importedInputs {
+			f[a] = tftypes.NewValue(tftypes.String, "as imported "+a)
+		}
+		f[attrSensitiveImports] = dynamicNull
+		return f
+	}
+	imported := &installation.Status{}
+	if got, ok := importedExports(state(), state(), imported, nil); !ok || !got.Equal(exports) {
+		t.Fatalf("inputs as imported: exports %v (kept %v), want the imported ones", got, ok)
+	}
+	changed := state()
+	changed["imports"] = tftypes.NewValue(tftypes.String, "edited")
+	secret := state()
+	secret[attrSensitiveImports] = tftypes.NewValue(tftypes.String, "from a variable")
+	for name, c := range map[string]struct {
+		config map[string]tftypes.Value
+		st     *installation.Status
+	}{
+		"imports edited":     {changed, imported},
+		"secret imports set": {secret, imported},
+		"already run":        {state(), &installation.Status{JobID: "job-1"}},
+		"no status":          {state(), nil},
+	} {
+		if _, ok := importedExports(state(), c.config, c.st, nil); ok {
+			t.Errorf("%s: the imported exports were kept", name)
+		}
+	}
+	if _, ok := importedExports(nil, state(), imported, nil); ok {
+		t.Error("a create kept exports from nowhere")
 	}
 }
