@@ -92,3 +92,25 @@ func BenchmarkDrift20x10(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDelete200x1 measures deleting 200 items of one ConfigMap each,
+// 10 at a time as the engine's default max_parallelism runs them: the
+// provider's share of destroying BenchmarkConfigMaps200 (bench/kubernetes).
+func BenchmarkDelete200x1(b *testing.B) {
+	items := benchItems(b, 200, 1)
+	for b.Loop() {
+		b.StopTimer()
+		parallel(b, items, func(it *item) error {
+			_, err := it.run(core.OperationReconcile)
+			return err
+		})
+		b.StartTimer()
+		slots := make(chan struct{}, 10)
+		parallel(b, items, func(it *item) error {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			_, err := it.run(core.OperationDelete)
+			return err
+		})
+	}
+}
