@@ -127,6 +127,12 @@ func (x *installations) importLandscaper(ctx context.Context, raw string) (tftyp
 	}
 	st := installation.Adopting(inst.Adoptions())
 	st.Exports.Data = exports
+	if len(secret) > 0 {
+		// Which exports a secret influenced is known once the tree has
+		// rendered here; until then any might carry one, so all are held
+		// as sensitive, as the first apply's derivation may still find.
+		st.SensitiveExports = slices.Sorted(maps.Keys(exports))
+	}
 	if f["exports"], f[attrSensitiveExports], _, err = x.exportValues(st); err != nil {
 		return fail("Export cannot be represented", err.Error())
 	}
