@@ -51,7 +51,12 @@ import {
 // same name. It returns the Installation.
 func (c *landscaperCluster) writeInstallation(ns, name, imports, blueprint string) *unstructured.Unstructured {
 	c.t.Helper()
-	return c.write(fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
+	return c.write(installationYAML(ns, name, imports, blueprint))
+}
+
+// installationYAML is the Installation writeInstallation writes.
+func installationYAML(ns, name, imports, blueprint string) string {
+	return fmt.Sprintf(`apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Installation
 metadata: {name: %[1]s, namespace: %[2]s}
 spec:
@@ -66,7 +71,7 @@ status:
   observedGeneration: 1
   phase: Succeeded
   executionRef: {name: %[1]s, namespace: %[2]s}
-`, name, ns, imports, indentLines(blueprint, "          ")))
+`, name, ns, imports, indentLines(blueprint, "          "))
 }
 
 // myClusterTarget is the Target my-cluster in ns as the guided tour
