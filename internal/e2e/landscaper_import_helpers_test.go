@@ -89,9 +89,14 @@ spec:
 // manifestItem is the spec of a kubernetes-manifest DeployItem in ns that
 // deploys manifest with the policy to the Target my-cluster.
 func manifestItem(ns, policy, manifest string) string {
-	return fmt.Sprintf(`type: landscaper.gardener.cloud/kubernetes-manifest
-target: {name: my-cluster, namespace: %s}
-config:
+	return fmt.Sprintf("type: landscaper.gardener.cloud/kubernetes-manifest\ntarget: {name: my-cluster, namespace: %s}\n%s",
+		ns, manifestConfig(policy, manifest))
+}
+
+// manifestConfig is the config of a kubernetes-manifest item that applies
+// manifest with the policy.
+func manifestConfig(policy, manifest string) string {
+	return fmt.Sprintf(`config:
   apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
   kind: ProviderConfiguration
   updateStrategy: update
@@ -99,7 +104,7 @@ config:
     - policy: %s
       manifest:
 %s
-`, ns, policy, indentLines(manifest, "        "))
+`, policy, indentLines(manifest, "        "))
 }
 
 // labelled is the object manifest as the manifest deployer left it for
@@ -158,14 +163,8 @@ imports:
         - name: default-deploy-item
           type: landscaper.gardener.cloud/kubernetes-manifest
           target: {import: cluster}
-          config:
-            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
-            kind: ProviderConfiguration
-            updateStrategy: update
-            manifests:
-              - policy: %s
-                manifest: %s
-`, policy, manifest)
+%s
+`, indentLines(manifestConfig(policy, manifest), "          "))
 	return b.String() + more
 }
 
