@@ -198,21 +198,27 @@ func (n *node) importValues(in installation.Input) (map[string]any, error) {
 // targetValues are the target, target list and target map imports as
 // templates see them: Target objects, lists and maps of them.
 func targetValues(imp installation.Imports) map[string]any {
+	return targetValuesAs(imp, targetObject)
+}
+
+// targetValuesAs shapes every target import with object: deploy and export
+// executions see the same imports, but not the same view of provider targets.
+func targetValuesAs(imp installation.Imports, object func(*deployer.Target) map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, t := range imp.Targets {
-		out[k] = targetObject(t)
+		out[k] = object(t)
 	}
 	for k, l := range imp.TargetLists {
 		objs := make([]any, len(l))
 		for i, t := range l {
-			objs[i] = targetObject(t)
+			objs[i] = object(t)
 		}
 		out[k] = objs
 	}
 	for k, m := range imp.TargetMaps {
 		objs := make(map[string]any, len(m))
 		for key, t := range m {
-			objs[key] = targetObject(t)
+			objs[key] = object(t)
 		}
 		out[k] = objs
 	}
@@ -629,25 +635,7 @@ func exportTargetObject(t *deployer.Target) map[string]any {
 
 // exportTargetValues are targetValues as export executions see them.
 func exportTargetValues(imp installation.Imports) map[string]any {
-	out := map[string]any{}
-	for k, t := range imp.Targets {
-		out[k] = exportTargetObject(t)
-	}
-	for k, l := range imp.TargetLists {
-		objs := make([]any, len(l))
-		for i, t := range l {
-			objs[i] = exportTargetObject(t)
-		}
-		out[k] = objs
-	}
-	for k, m := range imp.TargetMaps {
-		objs := make(map[string]any, len(m))
-		for key, t := range m {
-			objs[key] = exportTargetObject(t)
-		}
-		out[k] = objs
-	}
-	return out
+	return targetValuesAs(imp, exportTargetObject)
 }
 
 // refMarker reads the provider target an exported config names, if it is
