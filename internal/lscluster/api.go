@@ -172,6 +172,9 @@ type lsContext struct {
 	// reference.
 	ComponentVersionOverwrites string                     `json:"componentVersionOverwrites,omitempty"`
 	VerificationSignatures     map[string]json.RawMessage `json:"verificationSignatures,omitempty"`
+	// Configurations hold deployer settings by name; Landscaper's helm
+	// deployer reads helmChartRepoCredentials from them.
+	Configurations map[string]json.RawMessage `json:"configurations,omitempty"`
 }
 
 type lsOverwrites struct {

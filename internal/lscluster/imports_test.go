@@ -27,6 +27,11 @@ repositoryContext:
   type: ociRegistry
 registryPullSecrets:
 - name: regcred
+configurations:
+  helmChartRepoCredentials:
+    auths:
+    - url: https://charts.example.com/stable
+      authHeader: Basic czNjcjN0LXB3
 `)
 	c.write(`apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: DataObject
@@ -184,7 +189,8 @@ data: not ours
 	if !reflect.DeepEqual(inst.Exports, wantExports) {
 		t.Errorf("exports = %#v", inst.Exports)
 	}
-	for _, w := range []string{`registryPullSecrets (Secret "regcred")`, "registry_credentials", `export "not-yet": DataObject ` + ns + "/echo-later does not exist",
+	for _, w := range []string{`registryPullSecrets (Secret "regcred")`, "registry_credentials",
+		`configurations.helmChartRepoCredentials are not copied: set the provider's registry_credentials for "charts.example.com"`, `export "not-yet": DataObject ` + ns + "/echo-later does not exist",
 		`export "foreign": DataObject ` + ns + `/someone-elses was not exported by this installation (its data.landscaper.gardener.cloud/source is "Inst.other")`} {
 		if !slices.ContainsFunc(inst.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
 			t.Errorf("warnings %q: want one containing %q", inst.Warnings, w)
@@ -194,6 +200,7 @@ data: not ours
 		t.Errorf("execution %+v, subs %+v: want none", inst.Execution, inst.Subinstallations)
 	}
 	noSecrets(t, &Installation{Targets: inst.Targets, Warnings: inst.Warnings}, "s3cr3t-pw")
+	noSecrets(t, inst, "czNjcjN0LXB3")
 }
 
 // A component reference's own repository context wins over its Context's,

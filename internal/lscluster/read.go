@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -244,6 +246,36 @@ func (rd *instReader) contextNotes(c *lsContext) {
 		}
 		sort.Strings(names)
 		rd.warn("Context %q: verificationSignatures (%s) are not copied: set the provider's verification_signatures", c.Name, strings.Join(names, ", "))
+	}
+	rd.configurationNotes(c)
+}
+
+// configurationNotes warns of a Context's configurations, which deployers
+// read and the provider does not: helm chart repository credentials belong
+// in registry_credentials, by the repository's host.
+func (rd *instReader) configurationNotes(c *lsContext) {
+	for _, key := range sortedKeys(c.Configurations) {
+		if key != "helmChartRepoCredentials" {
+			rd.warn("Context %q: configurations.%s is not copied: the provider does not read deployer configurations from a Context", c.Name, key)
+			continue
+		}
+		var creds struct {
+			Auths []struct {
+				URL string `json:"url"`
+			} `json:"auths"`
+		}
+		_ = json.Unmarshal(c.Configurations[key], &creds)
+		hosts := []string{}
+		for _, a := range creds.Auths {
+			if u, err := url.Parse(a.URL); err == nil && u.Host != "" && !slices.Contains(hosts, strconv.Quote(u.Host)) {
+				hosts = append(hosts, strconv.Quote(u.Host))
+			}
+		}
+		where := "the helm chart repositories they name"
+		if len(hosts) > 0 {
+			where = strings.Join(hosts, ", ")
+		}
+		rd.warn("Context %q: configurations.helmChartRepoCredentials are not copied: set the provider's registry_credentials for %s", c.Name, where)
 	}
 }
 
