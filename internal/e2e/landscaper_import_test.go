@@ -77,62 +77,6 @@ func (c *landscaperCluster) get(kind, ns, name string) *unstructured.Unstructure
 	return u
 }
 
-// The guided tour's manifest installation (basics/manifest-deployer), with
-// what Landscaper wrote for it: its Execution, DeployItem and ConfigMap.
-const tourInstallation = `apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Installation
-metadata:
-  name: hello-world
-  namespace: cu-example
-spec:
-  imports:
-    targets:
-      - name: cluster
-        target: my-cluster
-  blueprint:
-    inline:
-      filesystem:
-        blueprint.yaml: |
-          apiVersion: landscaper.gardener.cloud/v1alpha1
-          kind: Blueprint
-          jsonSchema: "https://json-schema.org/draft/2019-09/schema"
-          imports:
-            - name: cluster
-              type: target
-              targetType: landscaper.gardener.cloud/kubernetes-cluster
-          deployExecutions:
-            - name: default
-              type: GoTemplate
-              template: |
-                deployItems:
-                  - name: default-deploy-item
-                    type: landscaper.gardener.cloud/kubernetes-manifest
-                    target:
-                      import: cluster
-                    config:
-                      apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
-                      kind: ProviderConfiguration
-                      updateStrategy: update
-                      manifests:
-                        - policy: manage
-                          manifest:
-                            apiVersion: v1
-                            kind: ConfigMap
-                            metadata:
-                              name: hello-world
-                              namespace: example
-                            data:
-                              testData: hello
-status:
-  observedGeneration: 1
-  phase: Succeeded
-  jobID: job-1
-  jobIDFinished: job-1
-  executionRef:
-    name: hello-world
-    namespace: cu-example
-`
-
 // TestImportFromLandscaper takes the guided tour's installation over as a
 // user would: an import block, `terraform plan -generate-config-out`, and
 // apply. The ConfigMap Landscaper created stays the same object (same
@@ -143,7 +87,7 @@ func TestImportFromLandscaper(t *testing.T) {
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: cu-example}\n")
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: example}\n")
 	c.write(myClusterTarget("cu-example"))
-	inst := c.write(tourInstallation)
+	inst := c.write(strings.ReplaceAll(lstest.TourManifestInstallation, "${namespace}", "cu-example"))
 	item := `type: landscaper.gardener.cloud/kubernetes-manifest
 target: {name: my-cluster, namespace: cu-example}
 config:

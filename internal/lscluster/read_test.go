@@ -10,65 +10,9 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
-)
 
-// The guided tour's basics/manifest-deployer Installation, verbatim but
-// for the status Landscaper wrote after it succeeded.
-const manifestInstallation = `apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Installation
-metadata:
-  name: hello-world
-  namespace: ${namespace}
-  annotations:
-    landscaper.gardener.cloud/operation: reconcile
-spec:
-  imports:
-    targets:
-      - name: cluster
-        target: my-cluster
-  blueprint:
-    inline:
-      filesystem:
-        blueprint.yaml: |
-          apiVersion: landscaper.gardener.cloud/v1alpha1
-          kind: Blueprint
-          jsonSchema: "https://json-schema.org/draft/2019-09/schema"
-          imports:
-            - name: cluster
-              type: target
-              targetType: landscaper.gardener.cloud/kubernetes-cluster
-          deployExecutions:
-            - name: default
-              type: GoTemplate
-              template: |
-                deployItems:
-                  - name: default-deploy-item
-                    type: landscaper.gardener.cloud/kubernetes-manifest
-                    target:
-                      import: cluster
-                    config:
-                      apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
-                      kind: ProviderConfiguration
-                      updateStrategy: update
-                      manifests:
-                        - policy: manage
-                          manifest:
-                            apiVersion: v1
-                            kind: ConfigMap
-                            metadata:
-                              name: hello-world
-                              namespace: example
-                            data:
-                              testData: hello
-status:
-  observedGeneration: 1
-  phase: Succeeded
-  jobID: 5f0e2a43-job
-  jobIDFinished: 5f0e2a43-job
-  executionRef:
-    name: hello-world
-    namespace: ${namespace}
-`
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster/lstest"
+)
 
 // execution writes the Execution of an installation and its DeployItems
 // as Landscaper's execution controller does (lstest.Cluster.Execution).
@@ -126,7 +70,7 @@ func noSecrets(t *testing.T, inst *Installation, secrets ...string) {
 func TestReadManifestInstallation(t *testing.T) {
 	c := newCluster(t)
 	c.write(targetYAML("my-cluster"))
-	uid := c.write(manifestInstallation)
+	uid := c.write(lstest.TourManifestInstallation)
 	c.execution("hello-world", uid, true, manifestItem)
 
 	inst := c.mustRead("hello-world")
@@ -171,7 +115,7 @@ func TestReadHelmInstallation(t *testing.T) {
 	uid := c.write(strings.NewReplacer(
 		"type: landscaper.gardener.cloud/kubernetes-manifest", "type: landscaper.gardener.cloud/helm",
 		"phase: Succeeded", "phase: Failed",
-	).Replace(manifestInstallation))
+	).Replace(lstest.TourManifestInstallation))
 	helmItem := `name: default-deploy-item
 type: landscaper.gardener.cloud/helm
 target:

@@ -228,3 +228,62 @@ func (c *Cluster) Execution(inst string, instUID types.UID, cache bool, items ..
 	}
 	return objects
 }
+
+// TourManifestInstallation is the guided tour's basics/manifest-deployer
+// Installation, verbatim but for the status Landscaper wrote after it
+// succeeded; Cluster.Write fills in ${namespace}.
+const TourManifestInstallation = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Installation
+metadata:
+  name: hello-world
+  namespace: ${namespace}
+  annotations:
+    landscaper.gardener.cloud/operation: reconcile
+spec:
+  imports:
+    targets:
+      - name: cluster
+        target: my-cluster
+  blueprint:
+    inline:
+      filesystem:
+        blueprint.yaml: |
+          apiVersion: landscaper.gardener.cloud/v1alpha1
+          kind: Blueprint
+          jsonSchema: "https://json-schema.org/draft/2019-09/schema"
+          imports:
+            - name: cluster
+              type: target
+              targetType: landscaper.gardener.cloud/kubernetes-cluster
+          deployExecutions:
+            - name: default
+              type: GoTemplate
+              template: |
+                deployItems:
+                  - name: default-deploy-item
+                    type: landscaper.gardener.cloud/kubernetes-manifest
+                    target:
+                      import: cluster
+                    config:
+                      apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
+                      kind: ProviderConfiguration
+                      updateStrategy: update
+                      manifests:
+                        - policy: manage
+                          manifest:
+                            apiVersion: v1
+                            kind: ConfigMap
+                            metadata:
+                              name: hello-world
+                              namespace: example
+                            data:
+                              testData: hello
+status:
+  observedGeneration: 1
+  phase: Succeeded
+  jobID: 5f0e2a43-job
+  jobIDFinished: 5f0e2a43-job
+  executionRef:
+    name: hello-world
+    namespace: ${namespace}
+`
