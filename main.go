@@ -3,6 +3,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"log"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -11,13 +12,19 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/provider"
 )
 
-// version is set by goreleaser.
+// version is set by goreleaser, and by scripts/install-mirror.sh to the
+// version it installs as.
 var version = "dev"
 
 func main() {
-	var debug bool
+	var debug, printVersion bool
 	flag.BoolVar(&debug, "debug", false, "run with support for debuggers like delve")
+	flag.BoolVar(&printVersion, "version", false, "print the provider's version and exit")
 	flag.Parse()
+	if printVersion {
+		fmt.Println(version)
+		return
+	}
 
 	var opts []tf6server.ServeOpt
 	if debug {

@@ -1,7 +1,9 @@
 # `terraform test` for the example: with command = plan, nothing runs; the
 # landscaper_blueprint data source in ./render renders the blueprint as the
 # installation in main.tf would, and the assertions check what its deploy
-# items and sub-installations would get. Runs offline.
+# items and sub-installations would get. Runs offline, once `make install-mirror`
+# has installed the provider: terraform init (which also installs ./render), then
+# terraform test.
 
 run "staging" {
   command = plan

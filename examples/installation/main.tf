@@ -2,6 +2,8 @@
 # the blueprints it runs and the component constructor that names them, side
 # by side. The blueprints are written as for a Landscaper cluster; here they
 # run in-process, with exec and mock deploy items, so no cluster is needed.
+# Once `make install-mirror` has installed the provider: terraform init, then
+# terraform apply, or terraform test for installation.tftest.hcl.
 terraform {
   required_providers {
     landscaper = { source = "landscaper-tf/landscaper" }

@@ -1,6 +1,8 @@
 # Deploys to a real cluster, for example one made with
 #   kind create cluster --name landscaper     (or: k3d cluster create landscaper)
-# then:  terraform apply -var kubeconfig=$HOME/.kube/config
+# then, once `make install-mirror` has installed the provider:
+#   terraform init
+#   terraform apply -var kubeconfig=$HOME/.kube/config
 terraform {
   required_providers {
     landscaper = { source = "landscaper-tf/landscaper" }

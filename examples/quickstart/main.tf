@@ -1,5 +1,6 @@
 # Quickstart: four deploy items, exec and mock, applied without a cluster.
-# Run from the repository root with `make demo` (no `terraform init` needed).
+# Run it from the repository root with `make demo`, or here, once
+# `make install-mirror` has installed the provider: terraform init, terraform apply.
 
 terraform {
   required_providers {
