@@ -77,15 +77,25 @@ type Engine struct {
 	WaitReport time.Duration
 }
 
-// refused is the error of the first item in run whose type Allowed
-// refuses, or nil.
-func (e *Engine) refused(ex Execution, run []string) *core.Error {
+// refused is the error of the first item whose type Allowed refuses: of
+// the items in run, by their spec in ex, then of the items in del (which
+// a job deletes), by the spec they last had in prev. Deleting runs a
+// deployer as reconciling does (an exec item's command runs with
+// OPERATION=DELETE), so a type no longer allowed may not delete either.
+func (e *Engine) refused(ex Execution, run []string, prev Status, del []string) *core.Error {
 	if e.Allowed == nil {
 		return nil
 	}
 	for _, n := range slices.Sorted(slices.Values(run)) {
 		if err := e.Allowed(ex.Items[n].Type); err != nil {
 			return core.Terminal("DeployerNotAllowed", fmt.Sprintf("deploy item %q: %v", n, err), core.CodeConfigurationProblem)
+		}
+	}
+	for _, n := range slices.Sorted(slices.Values(del)) {
+		if is := prev.Items[n]; is != nil {
+			if err := e.Allowed(is.Spec.Type); err != nil {
+				return core.Terminal("DeployerNotAllowed", fmt.Sprintf("deploy item %q cannot be deleted: %v", n, err), core.CodeConfigurationProblem)
+			}
 		}
 	}
 	return nil
@@ -196,11 +206,16 @@ func (e *Engine) Destroy(ctx context.Context, name string, prev Status, run Run)
 	st := prev.Clone()
 	j := e.newJob(name, run, &st)
 	j.setPhase(core.PhaseInitDelete)
-	var names []string
+	names := prev.DeletedOnDestroy()
+	if err := e.refused(Execution{}, nil, prev, names); err != nil {
+		// Nothing is deleted, nor forgotten: the provider refuses the
+		// delete as a whole, as its plan did.
+		err.Operation = core.OperationDelete
+		j.fail(core.PhaseDeleteFailed, err)
+		return st
+	}
 	for n, is := range st.Items {
-		if is.triggered() {
-			names = append(names, n)
-		} else {
+		if !is.triggered() {
 			delete(st.Items, n)
 		}
 	}
@@ -270,9 +285,10 @@ func (e *Engine) Reconcile(ctx context.Context, ex Execution, prev Status, run R
 	plan := PlanJob(ex, prev)
 
 	j.setPhase(core.PhaseInit)
-	if err := e.refused(ex, plan.Run); err != nil {
+	if err := e.refused(ex, plan.Run, prev, plan.Delete); err != nil {
 		// Nothing runs, not even the deletion of orphans: the provider
 		// refuses the execution as a whole, as its plan did.
+		err.Operation = core.OperationReconcile
 		j.fail(core.PhaseFailed, err)
 		return st
 	}

@@ -86,6 +86,42 @@ func TestAllowedRefusesBeforeAnythingRuns(t *testing.T) {
 	}
 }
 
+// A type Allowed no longer lists may not delete either: an orphan of that
+// type fails the reconcile before anything runs, and a destroy fails
+// before any item is deleted; the refused items stay in the status, so
+// nothing is forgotten.
+func TestAllowedRefusesDeletes(t *testing.T) {
+	h := newHarness(0)
+	prev := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"old": item(""), "keep": item("")}), Status{}, h.run("job-1"))
+	if prev.Phase != core.PhaseSucceeded {
+		t.Fatalf("setup: %s", prev.Phase)
+	}
+	h.e.Allowed = func(typ string) error {
+		if typ == "fake" {
+			return errors.New("not allowed")
+		}
+		return nil
+	}
+	before := len(h.d.callList())
+	// The orphan's type is refused; the items kept run nothing.
+	st := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"keep": item("")}), prev, h.run("job-2"))
+	if st.Phase != core.PhaseFailed || st.LastError == nil || st.LastError.Reason != "DeployerNotAllowed" ||
+		!strings.Contains(st.LastError.Message, `deploy item "old" cannot be deleted: not allowed`) {
+		t.Fatalf("orphan: phase %s, error %+v", st.Phase, st.LastError)
+	}
+	if st.Items["old"] == nil {
+		t.Error("the refused orphan left the status")
+	}
+	st = h.e.Destroy(context.Background(), "x", prev, h.run("job-3"))
+	if st.Phase != core.PhaseDeleteFailed || st.LastError == nil || st.LastError.Reason != "DeployerNotAllowed" ||
+		st.LastError.Operation != core.OperationDelete || len(st.Items) != 2 {
+		t.Fatalf("destroy: phase %s, error %+v, items %d", st.Phase, st.LastError, len(st.Items))
+	}
+	if calls := h.d.callList(); len(calls) != before {
+		t.Errorf("refused deletes called the deployer: %v", calls[before:])
+	}
+}
+
 type targetRecorder struct{ seen *[]string }
 
 func (targetRecorder) Validate(json.RawMessage) error { return nil }

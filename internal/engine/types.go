@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
@@ -151,6 +152,19 @@ type ItemStatus struct {
 // were only declared have nothing to clean up.
 func (s *ItemStatus) triggered() bool {
 	return s.JobIDFinished != "" || (s.Phase != "" && s.Phase != core.PhaseInit)
+}
+
+// DeletedOnDestroy lists, sorted, the items a delete job (Destroy) calls a
+// deployer for: those a deployer ever worked on. The rest are forgotten.
+func (s Status) DeletedOnDestroy() []string {
+	var out []string
+	for n, is := range s.Items {
+		if is.triggered() {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Status is the observed state of an execution.

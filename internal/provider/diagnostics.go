@@ -58,28 +58,41 @@ func named(path *tftypes.AttributePath, detail string) string {
 	if path == nil {
 		return detail
 	}
-	var b strings.Builder
 	keyed, last := false, ""
 	for i, st := range path.Steps() {
 		switch s := st.(type) {
 		case tftypes.AttributeName:
-			if i > 0 {
-				b.WriteByte('.')
-				if !keyed {
-					keyed, last = true, b.String()+string(s)
-				}
+			if i > 0 && !keyed {
+				keyed, last = true, pathText(tftypes.NewAttributePathWithSteps(path.Steps()[:i+1]))
 			}
-			b.WriteString(string(s))
 		case tftypes.ElementKeyString:
 			keyed, last = true, strconv.Quote(string(s))
-			b.WriteString("[" + last + "]")
 		case tftypes.ElementKeyInt:
 			keyed, last = true, "["+strconv.FormatInt(int64(s), 10)+"]"
-			b.WriteString(last)
 		}
 	}
 	if !keyed || strings.Contains(detail, last) {
 		return detail
 	}
-	return b.String() + ": " + detail
+	return pathText(path) + ": " + detail
+}
+
+// pathText writes an attribute path as Terraform shows it:
+// deploy_items["a/b"].config.
+func pathText(path *tftypes.AttributePath) string {
+	var b strings.Builder
+	for i, st := range path.Steps() {
+		switch s := st.(type) {
+		case tftypes.AttributeName:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(string(s))
+		case tftypes.ElementKeyString:
+			b.WriteString("[" + strconv.Quote(string(s)) + "]")
+		case tftypes.ElementKeyInt:
+			b.WriteString("[" + strconv.FormatInt(int64(s), 10) + "]")
+		}
+	}
+	return b.String()
 }

@@ -60,7 +60,9 @@ func allowedDeployersAttribute() schema.ListAttribute {
 			"(`landscaper.gardener.cloud/kubernetes-manifest`, `landscaper.gardener.cloud/helm`, " +
 			"`landscaper.gardener.cloud/mock`) or `exec`; aliases (`kubernetes-manifest`, `helm`, `mock`) mean the " +
 			"same. A deploy item of another type, in an execution or anywhere in an installation's tree, is a " +
-			"plan-time error naming the item, and nothing runs. Null allows every type. Set it in CI when " +
+			"plan-time error naming the item, and nothing runs; so is deleting one (an orphan, or on destroy), as " +
+			"deleting runs its deployer: allow the type for that apply, or drop the resource with a `removed` block. " +
+			"Null allows every type. Set it in CI when " +
 			"blueprints come from registries: a blueprint's `exec` item runs a command on the machine running Terraform.",
 		Optional:    true,
 		ElementType: types.StringType,
@@ -253,6 +255,37 @@ func (a *allowedDeployers) check(typ string) error {
 		return nil
 	}
 	return fmt.Errorf("its type %q is not in the provider's allowed_deployers [%s]", typ, strings.Join(a.names, ", "))
+}
+
+// deletion is a stored deploy item a job would delete: its key and
+// attribute path in the resource, and its type.
+type deletion struct {
+	key, typ string
+	at       *tftypes.AttributePath
+}
+
+// refusedDeletes reports every item of dels whose type allowed_deployers
+// does not list. Deleting runs an item's deployer as reconciling does (an
+// exec item's command runs with OPERATION=DELETE), so the list covers the
+// whole lifecycle: such a delete is refused at plan time, and the engine
+// refuses it too. why says why the items go.
+func (a *allowedDeployers) refusedDeletes(dels []deletion, why string) problems {
+	var ps problems
+	if a == nil {
+		return ps
+	}
+	for _, d := range dels {
+		err := a.check(d.typ)
+		if err == nil {
+			continue
+		}
+		ps.add(d.at, "Deployer not allowed to delete", fmt.Sprintf("deploy item %q (%s) %s, and deleting it "+
+			"runs its deployer, but %v; nothing runs. To delete it, allow %q in the provider's allowed_deployers "+
+			"for this apply. To leave what it installed in place, drop the resource from Terraform's state instead, "+
+			"with a removed block: removed { from = <this resource's address> lifecycle { destroy = false } }.",
+			d.key, pathText(d.at), why, err, d.typ))
+	}
+	return ps
 }
 
 // addProviderTargets masks the credentials of the provider's targets in

@@ -292,6 +292,129 @@ func TestAccAllowedDeployers_refusesAtPlanTime(t *testing.T) {
 	})
 }
 
+// deleteMarkerHCL is allowedDeployersHCL's setup for deletions: an
+// execution and an installation (root item and a sub-installation's
+// item) with exec items whose command leaves a file only when it runs
+// with OPERATION=DELETE. orphaned drops the exec items from the
+// execution and the root blueprint, and the sub-installation from it;
+// removed replaces both resources with removed blocks.
+func deleteMarkerHCL(script, marker, allowed string, orphaned, removed bool) string {
+	shell := func(name, suffix string) string {
+		return fmt.Sprintf("        - name: %s\n          type: exec\n          config: {command: [sh, %q, %q]}\n", name, script, marker+suffix)
+	}
+	sub := "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\ndeployExecutions:\n  - name: x\n    type: GoTemplate\n" +
+		"    template: |\n      deployItems:\n" + shell("shell", ".sub")
+	root := "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\ndeployExecutions:\n  - name: x\n    type: GoTemplate\n" +
+		"    template: |\n      deployItems:\n        - name: fine\n          type: landscaper.gardener.cloud/mock\n          config: {}\n"
+	execItems := fmt.Sprintf(`fine  = { type = "mock", config = "{}" }
+    shell = { type = "exec", config = jsonencode({ command = ["sh", %q, %q] }) }`, script, marker+".exec")
+	if orphaned {
+		execItems = `fine = { type = "mock", config = "{}" }`
+	} else {
+		root += shell("shell", ".root") + "subinstallations:\n  - name: worker\n    blueprint: {filesystem: {blueprint.yaml: " + fmt.Sprintf("%q", sub) + "}}\n"
+	}
+	resources := fmt.Sprintf(`
+resource "landscaper_execution" "app" {
+  name = "app"
+  deploy_items = {
+    %s
+  }
+}
+
+resource "landscaper_installation" "tree" {
+  name      = "tree"
+  blueprint = { filesystem = { "blueprint.yaml" = %q } }
+}
+`, execItems, root)
+	if removed {
+		resources = `
+removed {
+  from = landscaper_execution.app
+  lifecycle { destroy = false }
+}
+
+removed {
+  from = landscaper_installation.tree
+  lifecycle { destroy = false }
+}
+`
+	}
+	return fmt.Sprintf("provider \"landscaper\" {\n  allowed_deployers = %s\n}\n%s", allowed, resources)
+}
+
+// allowed_deployers covers deletions: an orphaned exec item (of an
+// execution, of an installation's root, under a sub-installation the
+// blueprint dropped) and a destroy are refused at plan time once exec is
+// no longer listed, naming each item by its attribute path, and no delete
+// command runs; a removed block then drops the resources without running
+// anything. Allowed, the same deletions run their commands.
+func TestAccAllowedDeployers_refusesDeletes(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "delete.sh")
+	if err := os.WriteFile(script, []byte("[ \"$OPERATION\" = DELETE ] && touch \"$1\"\nexit 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(dir, "deleted")
+	suffixes := []string{".exec", ".root", ".sub"}
+	deleted := func(want bool) func(*terraform.State) error {
+		return func(*terraform.State) error {
+			for _, s := range suffixes {
+				if _, err := os.Stat(marker + s); (err == nil) != want {
+					return fmt.Errorf("delete command of the %s item ran: %v, want %v", s, err == nil, want)
+				}
+			}
+			return nil
+		}
+	}
+	check := func(f func(*terraform.State) error) func() {
+		return func() {
+			if err := f(nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const mockOnly = `["landscaper.gardener.cloud/mock"]`
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: deleteMarkerHCL(script, marker, "null", false, false), Check: deleted(false)},
+			{
+				Config: deleteMarkerHCL(script, marker, mockOnly, true, false),
+				ExpectError: spaced(`Deployer not allowed to delete.*deploy item "shell" \(deploy_items\["shell"\]\) is no longer in ` +
+					`deploy_items, and deleting it runs its deployer, but its type "exec" is not in the provider's allowed_deployers ` +
+					`\[landscaper.gardener.cloud/mock\]; nothing runs. To delete it, allow "exec" in the provider's allowed_deployers ` +
+					`for this apply.*removed block: removed { from = <this resource's address> lifecycle { destroy = false } }` +
+					`.*deploy item "shell" \(deploy_items\["shell"\]\) is no longer rendered` +
+					`.*deploy item "worker/shell" \(deploy_items\["worker/shell"\]\) is no longer rendered`),
+			},
+			{
+				PreConfig:   check(deleted(false)),
+				Config:      deleteMarkerHCL(script, marker, mockOnly, false, false),
+				Destroy:     true,
+				ExpectError: spaced(`deploy item "shell" \(deploy_items\["shell"\]\) is deleted when the resource is destroyed.*deploy item "worker/shell" \(deploy_items\["worker/shell"\]\) is deleted when the resource is destroyed`),
+			},
+			{
+				// The way out the message names: nothing runs, and the
+				// resources leave the state.
+				PreConfig: check(deleted(false)),
+				Config:    deleteMarkerHCL(script, marker, mockOnly, false, true),
+				Check: resource.ComposeTestCheckFunc(deleted(false), func(s *terraform.State) error {
+					if n := len(s.RootModule().Resources); n != 0 {
+						return fmt.Errorf("%d resources left in state", n)
+					}
+					return nil
+				}),
+			},
+			{Config: deleteMarkerHCL(script, marker, "null", false, false), Check: deleted(false)},
+			{
+				// Allowed, the same orphans are deleted: their commands run.
+				Config: deleteMarkerHCL(script, marker, `["mock", "exec"]`, true, false),
+				Check:  deleted(true),
+			},
+		},
+	})
+}
+
 // An unknown name in allowed_deployers is a provider configuration error.
 func TestAccAllowedDeployers_unknownType(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{

@@ -247,6 +247,18 @@ func executionTargets(st engine.Status, prefix string) map[string]*deployer.Targ
 	return out
 }
 
+// executionDeletions are the named items of an execution's status as a
+// delete job meets them, keyed and placed in deploy_items under prefix.
+func executionDeletions(st engine.Status, names []string, prefix string) []deletion {
+	var out []deletion
+	for _, n := range names {
+		if is := st.Items[n]; is != nil {
+			out = append(out, deletion{key: prefix + n, typ: is.Spec.Type, at: itemPath(prefix + n)})
+		}
+	}
+	return out
+}
+
 // specOf converts one known deploy item; problems carry its field's path.
 func specOf(name string, f map[string]tftypes.Value, targets map[string]*deployer.Target) (engine.ItemSpec, problems) {
 	var ps problems
@@ -356,7 +368,8 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 		if err != nil {
 			return proposed, nil, nil
 		}
-		return proposed, nil, x.targets().missingForDestroy(executionTargets(saved.Status, ""), "destroying")
+		ps := x.allowed().refusedDeletes(executionDeletions(saved.Status, saved.Status.DeletedOnDestroy(), ""), "is deleted when the resource is destroyed")
+		return proposed, nil, append(ps, x.targets().missingForDestroy(executionTargets(saved.Status, ""), "destroying")...)
 	}
 	var ps problems
 	f := fields(proposed)
@@ -389,6 +402,11 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 	}
 	prev := saved.Status
 	job := engine.PlanJob(want.exec, prev).WithRun(slices.Sorted(maps.Keys(want.pending))...)
+	if len(replace) > 0 {
+		ps = append(ps, x.allowed().refusedDeletes(executionDeletions(prev, prev.DeletedOnDestroy(), ""), "is deleted with the object this plan replaces")...)
+	} else {
+		ps = append(ps, x.allowed().refusedDeletes(executionDeletions(prev, job.Delete, ""), "is no longer in deploy_items")...)
+	}
 	orphans := map[string]*deployer.Target{}
 	for _, n := range job.Delete {
 		orphans[n] = prev.Items[n].Spec.Target

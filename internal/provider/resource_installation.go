@@ -627,7 +627,8 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		if err != nil {
 			return proposed, nil, nil
 		}
-		return proposed, nil, x.targets().missingForDestroy(treeTargets(saved.Status), "destroying")
+		ps := x.allowed().refusedDeletes(treeDeletions(saved.Status, ""), "is deleted when the resource is destroyed")
+		return proposed, nil, append(ps, x.targets().missingForDestroy(treeTargets(saved.Status), "destroying")...)
 	}
 	f := fields(proposed)
 	f["id"] = f["name"]
@@ -695,6 +696,13 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		return unknownAll(), replace, append(warnings, loadProblems(err)...)
 	}
 	if refused := treeRefused(p, x.allowed()); refused.errors() {
+		return unknownAll(), replace, append(warnings, refused...)
+	}
+	dels, why := orphanDeletions(p, saved.Status), "is no longer rendered"
+	if replaceNeeded(replace) {
+		dels, why = treeDeletions(saved.Status, ""), "is deleted with the object this plan replaces"
+	}
+	if refused := x.allowed().refusedDeletes(dels, why); refused.errors() {
 		return unknownAll(), replace, append(warnings, refused...)
 	}
 	if missing := x.targets().missingForDestroy(orphanTargets(p, saved.Status), "deleting"); missing.errors() {
@@ -1003,6 +1011,46 @@ func treeRefused(p *installation.Plan, a *allowedDeployers) problems {
 	return ps
 }
 
+// orphanDeletions are the stored items a plan deletes: orphaned items of
+// its nodes, and every item under orphaned sub-installations.
+func orphanDeletions(p *installation.Plan, prev *installation.Status) []deletion {
+	var out []deletion
+	prevOf := prev.ByPath()
+	p.Walk(func(n *installation.Plan) {
+		ps := prevOf[n.Path]
+		if ps == nil {
+			return
+		}
+		out = append(out, executionDeletions(ps.Execution, n.Job.Delete, pathPrefix(n.Path))...)
+		for _, o := range n.Orphans {
+			out = append(out, treeDeletions(ps.Subs[o], installation.Join(n.Path, o))...)
+		}
+	})
+	return out
+}
+
+// treeDeletions are the items a destroy of the tree st, at root, deletes.
+func treeDeletions(st *installation.Status, root string) []deletion {
+	var out []deletion
+	st.Walk(func(p string, n *installation.Status) {
+		if p == "" {
+			p = root
+		} else {
+			p = installation.Join(root, p)
+		}
+		out = append(out, executionDeletions(n.Execution, n.Execution.DeletedOnDestroy(), pathPrefix(p))...)
+	})
+	return out
+}
+
+// pathPrefix is what precedes an item's name in the key of a node's item.
+func pathPrefix(path string) string {
+	if path == "" {
+		return ""
+	}
+	return path + "/"
+}
+
 // orphanTargets are the targets of the items a plan deletes: orphaned
 // items of its nodes, and every item under orphaned sub-installations.
 func orphanTargets(p *installation.Plan, prev *installation.Status) map[string]*deployer.Target {
@@ -1032,11 +1080,7 @@ func orphanTargets(p *installation.Plan, prev *installation.Status) map[string]*
 func treeTargets(st *installation.Status) map[string]*deployer.Target {
 	out := map[string]*deployer.Target{}
 	st.Walk(func(p string, n *installation.Status) {
-		prefix := ""
-		if p != "" {
-			prefix = p + "/"
-		}
-		maps.Copy(out, executionTargets(n.Execution, prefix))
+		maps.Copy(out, executionTargets(n.Execution, pathPrefix(p)))
 	})
 	return out
 }
