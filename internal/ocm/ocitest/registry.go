@@ -59,6 +59,45 @@ type Registry struct {
 	counts  map[string]int
 	down    bool
 	handler http.Handler
+	forged  map[string]Forgery
+}
+
+// Forgery is a manifest answer of a hostile registry: any bytes, with the
+// Content-Type and Docker-Content-Digest headers it likes.
+type Forgery struct {
+	Body         []byte
+	ContentType  string
+	DigestHeader string
+}
+
+// MediaTypeSchema1Signed is Docker's signed schema-1 manifest type, whose
+// digest go-containerregistry takes from the Docker-Content-Digest header.
+const MediaTypeSchema1Signed = "application/vnd.docker.distribution.manifest.v1+prettyjws"
+
+// Forge makes the registry answer GET and HEAD of the manifest
+// repo:reference (a tag, or a digest "sha256:...") with f instead of what
+// it stores, as a hostile registry can.
+func (r *Registry) Forge(repo, reference string, f Forgery) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.forged == nil {
+		r.forged = map[string]Forgery{}
+	}
+	r.forged["/v2/"+repo+"/manifests/"+reference] = f
+}
+
+// Manifest returns the bytes of a stored manifest, for a Forgery that
+// serves one artifact's manifest under another's digest.
+func (r *Registry) Manifest(t testing.TB, repo, reference string) []byte {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "/v2/"+repo+"/manifests/"+reference, nil)
+	req.Header.Set("Accept", "application/vnd.oci.image.manifest.v1+json")
+	rec := httptest.NewRecorder()
+	r.handler.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("manifest %s:%s: %d", repo, reference, rec.Code)
+	}
+	return rec.Body.Bytes()
 }
 
 // Start starts a registry; it stops when the test ends.
@@ -169,6 +208,18 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		r.count("ping")
 	case strings.Contains(req.URL.Path, "/manifests/") && (req.Method == http.MethodGet || req.Method == http.MethodHead):
 		r.count("manifest")
+		r.mu.Lock()
+		f, ok := r.forged[req.URL.Path]
+		r.mu.Unlock()
+		if ok {
+			w.Header().Set("Content-Type", f.ContentType)
+			w.Header().Set("Docker-Content-Digest", f.DigestHeader)
+			w.Header().Set("Content-Length", fmt.Sprint(len(f.Body)))
+			if req.Method == http.MethodGet {
+				_, _ = w.Write(f.Body)
+			}
+			return
+		}
 	case strings.Contains(req.URL.Path, "/blobs/") && req.Method == http.MethodGet:
 		r.count("blob")
 	default:
