@@ -2,7 +2,6 @@ package component
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,11 +17,11 @@ import (
 // signature, the digests of the versions it references, and the content of
 // every blob read from it. internal/ocm/signing implements it.
 type Verifier interface {
-	// VerifyComponent checks the signature of the root component version.
-	VerifyComponent(cv *ocm.ComponentVersion) error
-	// Normalisation names the normalisation of the signature
-	// VerifyComponent checks: what it covers depends on it.
-	Normalisation(cv *ocm.ComponentVersion) string
+	// VerifyComponent checks the one signature of the configured name of
+	// the root component version and returns its normalisation: what the
+	// signature covers depends on it, so it is taken from the signature
+	// that verified and from no other entry.
+	VerifyComponent(cv *ocm.ComponentVersion) (normalisation string, err error)
 	// CheckReference checks that a referenced version is the one a verified
 	// version's reference recorded.
 	CheckReference(ref ocm.Reference, referenced *ocm.ComponentVersion) error
@@ -127,13 +126,14 @@ func (w *walk) root(ref ocm.Ref) error {
 		if err != nil {
 			return err
 		}
+		normalisation := ""
 		if w.verifier != nil {
-			if err := w.verifier.VerifyComponent(cv); err != nil {
+			if normalisation, err = w.verifier.VerifyComponent(cv); err != nil {
 				return &VerificationError{Err: fmt.Errorf("component %s: %w", cv.Descriptor.ID(), err)}
 			}
 		}
 		c := w.s.addVersion(cv, w.verifier != nil)
-		c.sourcesSigned = w.verifier != nil && signing.SignsSources(w.verifier.Normalisation(cv))
+		c.sourcesSigned = w.verifier != nil && signing.SignsSources(normalisation)
 		level = append(level, c)
 	}
 	// Constructor components may reference repository ones too.
@@ -301,10 +301,8 @@ func (s *Set) repositoryResource(c *Component, res ocm.Resource, _ string) *Reso
 		if int64(len(b.Data)) > MaxBlobSize {
 			return nil, fmt.Errorf("resource %q of component %s is %d bytes, larger than the limit of %d", res.Name, c.ID(), len(b.Data), MaxBlobSize)
 		}
-		digest := strings.TrimPrefix(b.Digest, "sha256:")
-		if _, err := hex.DecodeString(digest); err != nil || len(digest) != 64 {
-			digest = strings.TrimPrefix(ocm.Digest(b.Data), "sha256:")
-		}
+		// Computed here from the bytes: a reader's word is no digest.
+		digest := strings.TrimPrefix(ocm.Digest(b.Data), "sha256:")
 		return &Blob{MediaType: b.MediaType, Data: b.Data, Digest: digest}, nil
 	})
 	return r

@@ -215,15 +215,11 @@ type recordingVerifier struct {
 	refs                                   []string
 }
 
-func (v *recordingVerifier) VerifyComponent(*ocm.ComponentVersion) error {
+func (v *recordingVerifier) VerifyComponent(*ocm.ComponentVersion) (string, error) {
 	if v.failComponent {
-		return errors.New("signature does not match")
+		return "", errors.New("signature does not match")
 	}
-	return nil
-}
-
-func (v *recordingVerifier) Normalisation(*ocm.ComponentVersion) string {
-	return "jsonNormalisation/v3"
+	return "jsonNormalisation/v3", nil
 }
 
 func (v *recordingVerifier) CheckReference(ref ocm.Reference, _ *ocm.ComponentVersion) error {

@@ -259,48 +259,49 @@ func parsePublicKey(data []byte) (*rsa.PublicKey, error) {
 
 // VerifyComponent checks the signature named v.Name of a component
 // version: the recorded digest must be the digest of the descriptor as
-// stored, and the signature must be valid for it.
-func (v *Verifier) VerifyComponent(cv *ocm.ComponentVersion) error {
+// stored, and the signature must be valid for it. It returns the
+// normalisation of that signature, which says what the signature covers.
+// A descriptor carrying the name more than once is refused: signatures
+// are not part of what is signed, so a registry can add entries, and
+// which of two counts would be the reader's guess.
+func (v *Verifier) VerifyComponent(cv *ocm.ComponentVersion) (normalisation string, err error) {
 	if err := sameReading(cv); err != nil {
-		return fmt.Errorf("signature %q: %w", v.Name, err)
+		return "", fmt.Errorf("signature %q: %w", v.Name, err)
 	}
 	var sig *ocm.Signature
 	names := make([]string, 0, len(cv.Descriptor.Signatures))
+	count := 0
 	for i := range cv.Descriptor.Signatures {
 		names = append(names, cv.Descriptor.Signatures[i].Name)
 		if cv.Descriptor.Signatures[i].Name == v.Name {
 			sig = &cv.Descriptor.Signatures[i]
+			count++
 		}
 	}
-	if sig == nil {
-		if len(names) == 0 {
-			return fmt.Errorf("signature %q: the component version is not signed", v.Name)
-		}
-		return fmt.Errorf("signature %q: the component version has no such signature (it has %s)", v.Name, strings.Join(names, ", "))
+	switch {
+	case count > 1:
+		return "", fmt.Errorf("signature %q: the component version carries %d signatures of that name, and one is expected: "+
+			"signatures are not signed, so whoever serves the descriptor can add some", v.Name, count)
+	case sig == nil && len(names) == 0:
+		return "", fmt.Errorf("signature %q: the component version is not signed", v.Name)
+	case sig == nil:
+		return "", fmt.Errorf("signature %q: the component version has no such signature (it has %s)", v.Name, strings.Join(names, ", "))
 	}
 	digest, err := DescriptorDigest(cv.Raw, sig.Digest.NormalisationAlgorithm, sig.Digest.HashAlgorithm)
 	if err != nil {
-		return fmt.Errorf("signature %q: %w", v.Name, err)
+		return "", fmt.Errorf("signature %q: %w", v.Name, err)
 	}
 	if !strings.EqualFold(digest, sig.Digest.Value) {
-		return fmt.Errorf("signature %q: the descriptor does not match the signed digest: it was modified after signing", v.Name)
+		return "", fmt.Errorf("signature %q: the descriptor does not match the signed digest: it was modified after signing", v.Name)
 	}
 	sum, err := hex.DecodeString(sig.Digest.Value)
 	if err != nil {
-		return fmt.Errorf("signature %q: digest value is not hex: %w", v.Name, err)
+		return "", fmt.Errorf("signature %q: digest value is not hex: %w", v.Name, err)
 	}
-	return v.verifySignature(sig.Signature, sum)
-}
-
-// Normalisation names the normalisation of the signature VerifyComponent
-// checks in cv ("" when cv has none by v.Name).
-func (v *Verifier) Normalisation(cv *ocm.ComponentVersion) string {
-	for i := range cv.Descriptor.Signatures {
-		if cv.Descriptor.Signatures[i].Name == v.Name {
-			return cv.Descriptor.Signatures[i].Digest.NormalisationAlgorithm
-		}
+	if err := v.verifySignature(sig.Signature, sum); err != nil {
+		return "", err
 	}
-	return ""
+	return sig.Digest.NormalisationAlgorithm, nil
 }
 
 // DescriptorDigest returns the hex digest of a stored descriptor.

@@ -82,39 +82,39 @@ func TestVerifyPublicKey(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := v.VerifyComponent(version(t, signed)); err != nil {
+				if _, err := v.VerifyComponent(version(t, signed)); err != nil {
 					t.Fatalf("%s %s: %v", algo, norm, err)
 				}
 			}
 			// Wrong key.
 			v, _ := signing.NewVerifier("acme", signtest.PublicKeyPEM(other), "")
-			if err := v.VerifyComponent(version(t, signed)); err == nil || !strings.Contains(err.Error(), "not valid for the key") {
+			if _, err := v.VerifyComponent(version(t, signed)); err == nil || !strings.Contains(err.Error(), "not valid for the key") {
 				t.Fatalf("%s %s wrong key: %v", algo, norm, err)
 			}
 			// A signed field changed after signing.
 			tampered := []byte(strings.Replace(string(signed), "relation: local", "relation: external", 1))
 			v, _ = signing.NewVerifier("acme", signtest.PublicKeyPEM(k), "")
-			if err := v.VerifyComponent(version(t, tampered)); err == nil || !strings.Contains(err.Error(), "modified after signing") {
+			if _, err := v.VerifyComponent(version(t, tampered)); err == nil || !strings.Contains(err.Error(), "modified after signing") {
 				t.Fatalf("%s %s tampered: %v", algo, norm, err)
 			}
 			// Fields that are not signed may change (a transfer rewrites
 			// repository contexts and accesses).
 			moved := []byte(strings.Replace(string(signed), "ghcr.io/acme/ocm", "registry.internal/mirror", 1))
-			if err := v.VerifyComponent(version(t, moved)); err != nil {
+			if _, err := v.VerifyComponent(version(t, moved)); err != nil {
 				t.Fatalf("%s %s moved: %v", algo, norm, err)
 			}
 		}
 	}
 	v, _ := signing.NewVerifier("acme", signtest.PublicKeyPEM(k), "")
-	if err := v.VerifyComponent(version(t, descriptor())); err == nil || !strings.Contains(err.Error(), "not signed") {
+	if _, err := v.VerifyComponent(version(t, descriptor())); err == nil || !strings.Contains(err.Error(), "not signed") {
 		t.Fatalf("unsigned: %v", err)
 	}
 	signed := sign(t, descriptor(), signtest.Options{Name: "other", Key: k})
-	if err := v.VerifyComponent(version(t, signed)); err == nil || !strings.Contains(err.Error(), "it has other") {
+	if _, err := v.VerifyComponent(version(t, signed)); err == nil || !strings.Contains(err.Error(), "it has other") {
 		t.Fatalf("other name: %v", err)
 	}
 	bad := []byte(strings.Replace(string(sign(t, descriptor(), signtest.Options{Name: "acme", Key: k})), "RSASSA-PKCS1-V1_5", "ECDSA", 1))
-	if err := v.VerifyComponent(version(t, bad)); err == nil || !strings.Contains(err.Error(), `"ECDSA" is not supported`) {
+	if _, err := v.VerifyComponent(version(t, bad)); err == nil || !strings.Contains(err.Error(), `"ECDSA" is not supported`) {
 		t.Fatalf("algorithm: %v", err)
 	}
 }
@@ -140,19 +140,19 @@ func TestVerifyCACertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	signed := sign(t, descriptor(), signtest.Options{Name: "acme", Key: signerKey, Chain: [][]byte{leaf(caCert, caKey)}, Issuer: "CN=acme signer"})
-	if err := v.VerifyComponent(version(t, signed)); err != nil {
+	if _, err := v.VerifyComponent(version(t, signed)); err != nil {
 		t.Fatal(err)
 	}
 	// A self-issued certificate is not the CA's.
 	selfTmpl := &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "acme signer"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
 	selfDER, _ := x509.CreateCertificate(rand.Reader, selfTmpl, selfTmpl, &signerKey.PublicKey, rogueKey)
 	signed = sign(t, descriptor(), signtest.Options{Name: "acme", Key: signerKey, Chain: [][]byte{selfDER}})
-	if err := v.VerifyComponent(version(t, signed)); err == nil || !strings.Contains(err.Error(), "not issued by ca_certificate") {
+	if _, err := v.VerifyComponent(version(t, signed)); err == nil || !strings.Contains(err.Error(), "not issued by ca_certificate") {
 		t.Fatalf("self-issued: %v", err)
 	}
 	// No certificate in the signature.
 	signed = sign(t, descriptor(), signtest.Options{Name: "acme", Key: signerKey})
-	if err := v.VerifyComponent(version(t, signed)); err == nil || !strings.Contains(err.Error(), "carries no certificate") {
+	if _, err := v.VerifyComponent(version(t, signed)); err == nil || !strings.Contains(err.Error(), "carries no certificate") {
 		t.Fatalf("no certificate: %v", err)
 	}
 }
@@ -206,11 +206,11 @@ func TestVerifyRealSignatures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := v.VerifyComponent(version(t, raw)); err != nil {
+		if _, err := v.VerifyComponent(version(t, raw)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		changed := []byte(strings.Replace(string(raw), `"version":"v0.2.3"`, `"version":"v0.2.4"`, 1))
-		if err := v.VerifyComponent(version(t, changed)); err == nil || !strings.Contains(err.Error(), "modified after signing") {
+		if _, err := v.VerifyComponent(version(t, changed)); err == nil || !strings.Contains(err.Error(), "modified after signing") {
 			t.Fatalf("%s changed: %v", name, err)
 		}
 	}
@@ -309,7 +309,7 @@ spec:
 			// parse to is not verified either.
 			swapped := version(t, signed)
 			swapped.Descriptor.Component.Resources[0].Digest.Value = "ffff"
-			if err := v.VerifyComponent(swapped); err == nil || !strings.Contains(err.Error(), "is not the one its repository stores") {
+			if _, err := v.VerifyComponent(swapped); err == nil || !strings.Contains(err.Error(), "is not the one its repository stores") {
 				t.Fatalf("%s swapped: %v", norm, err)
 			}
 		}
@@ -378,7 +378,7 @@ func TestVerifyCASubjectAndKeyUsage(t *testing.T) {
 		{"no key usage extension", "", signedBy(release, 0), ""},
 	}
 	for _, tc := range cases {
-		err := verifier(tc.subject).VerifyComponent(version(t, tc.signed))
+		_, err := verifier(tc.subject).VerifyComponent(version(t, tc.signed))
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
@@ -395,5 +395,65 @@ func TestVerifyCASubjectAndKeyUsage(t *testing.T) {
 	}
 	if err := verifier("").RequireSubject("=x,CN=y"); err == nil {
 		t.Fatal("a malformed DN was accepted")
+	}
+}
+
+// prependSignature puts a copy of the descriptor's last signature, with
+// another normalisation claimed, before the others: what a registry can
+// do, since signatures are not part of what is signed.
+func prependSignature(t *testing.T, raw []byte, normalisation string) []byte {
+	t.Helper()
+	var doc map[string]any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	sigs, _ := doc["signatures"].([]any)
+	last, _ := sigs[len(sigs)-1].(map[string]any)
+	js, _ := json.Marshal(last)
+	var fake map[string]any
+	_ = json.Unmarshal(js, &fake)
+	digest, _ := fake["digest"].(map[string]any)
+	digest["normalisationAlgorithm"] = normalisation
+	doc["signatures"] = append([]any{fake}, sigs...)
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// One signature per name: a descriptor carrying the configured name twice
+// is refused, naming it, whichever of the two is valid; so what is
+// signed is decided by the one signature that verified, never by a
+// registry's extra entry (a fake jsonNormalisation/v2 before a real /v1
+// made v1 sources look signed to templates).
+func TestOneSignaturePerName(t *testing.T) {
+	k := key(t)
+	v, _ := signing.NewVerifier("acme", signtest.PublicKeyPEM(k), "")
+	signed := sign(t, descriptor(), signtest.Options{Name: "acme", Key: k, Normalisation: signing.JSONNormalisationV1})
+	twice := map[string][]byte{
+		"a fake entry first":  prependSignature(t, signed, signing.JSONNormalisationV2),
+		"signed twice":        sign(t, signed, signtest.Options{Name: "acme", Key: k, Normalisation: signing.JSONNormalisationV2}),
+		"another name beside": sign(t, signed, signtest.Options{Name: "other", Key: k}),
+	}
+	for name, raw := range twice {
+		_, err := v.VerifyComponent(version(t, raw))
+		if name == "another name beside" {
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), `signature "acme"`) || !strings.Contains(err.Error(), "2 signatures of that name") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// The normalisation is the verified signature's.
+	for _, norm := range []string{signing.JSONNormalisationV1, signing.JSONNormalisationV2} {
+		raw := sign(t, sign(t, descriptor(), signtest.Options{Name: "other", Key: k, Normalisation: signing.JSONNormalisationV3}),
+			signtest.Options{Name: "acme", Key: k, Normalisation: norm})
+		if got, err := v.VerifyComponent(version(t, raw)); err != nil || got != norm {
+			t.Errorf("%s: verified with %q, %v", norm, got, err)
+		}
 	}
 }
