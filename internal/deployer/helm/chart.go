@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"path"
@@ -162,19 +161,25 @@ func checkSignedBlob(signed deployer.SignedContent, from string, data []byte) er
 }
 
 // loadRemoteArchive reads archive.remote.url: http(s) as Landscaper does,
-// and file:// URLs or plain paths to an archive or a chart directory.
-// Under verification, the archive must be one a verified component signs.
+// through the registry client (its credentials, HTTPS-first rule,
+// timeouts and limits), and file:// URLs or plain paths to an archive or
+// a chart directory. Under verification, the archive must be one a
+// verified component signs, and the fetch neither goes over plain HTTP
+// nor follows redirects to another origin.
 func (d *Deployer) loadRemoteArchive(ctx context.Context, raw string, signed deployer.SignedContent) (*chart.Chart, error) {
 	u, err := url.Parse(raw)
 	if err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-		data, err := d.get(ctx, raw)
+		if signed != nil {
+			ctx = ocm.WithVerifiedFetch(ctx)
+		}
+		b, err := d.registry().Fetch(ctx, raw)
 		if err != nil {
+			return nil, registryError(ctx, "FetchChart", "unable to fetch chart.archive.remote.url "+redact(raw), err)
+		}
+		if err := checkSignedBlob(signed, "chart.archive.remote.url "+redact(raw), b.Data); err != nil {
 			return nil, err
 		}
-		if err := checkSignedBlob(signed, "chart.archive.remote.url "+redact(raw), data); err != nil {
-			return nil, err
-		}
-		return loadArchive(data, redact(raw))
+		return loadArchive(b.Data, redact(raw))
 	}
 	p := raw
 	if err == nil && u.Scheme == "file" {
@@ -210,34 +215,6 @@ func (d *Deployer) loadRemoteArchive(ctx context.Context, raw string, signed dep
 	return c, nil
 }
 
-// get fetches a URL. 4xx answers are terminal (the config names something
-// that is not there); everything else that fails is transient.
-func (d *Deployer) get(ctx context.Context, rawURL string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return nil, core.ConfigurationProblem("invalid URL %s: %v", redact(rawURL), err)
-	}
-	resp, err := d.httpClient().Do(req)
-	if err != nil {
-		return nil, core.Transient("FetchChart", fmt.Sprintf("unable to fetch %s: %v", redact(rawURL), unwrapURLError(err)))
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
-		return nil, core.ConfigurationProblem("unable to fetch %s: %s", redact(rawURL), resp.Status)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, core.Transient("FetchChart", fmt.Sprintf("unable to fetch %s: %s", redact(rawURL), resp.Status))
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxChartSize+1))
-	if err != nil {
-		return nil, core.Transient("FetchChart", fmt.Sprintf("unable to read %s: %v", redact(rawURL), err))
-	}
-	if len(data) > maxChartSize {
-		return nil, core.ConfigurationProblem("%s is larger than %d bytes", redact(rawURL), maxChartSize)
-	}
-	return data, nil
-}
-
 // readFileLimited reads a chart archive, refusing one above
 // maxChartSize.
 func readFileLimited(p string) ([]byte, error) {
@@ -256,14 +233,6 @@ func readFileLimited(p string) ([]byte, error) {
 	return data, nil
 }
 
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
 // redact drops user info from a URL before it goes into a message.
 func redact(raw string) string {
 	u, err := url.Parse(raw)
@@ -273,18 +242,17 @@ func redact(raw string) string {
 	return u.Redacted()
 }
 
-func (d *Deployer) httpClient() *http.Client {
-	if d.opts.HTTPClient != nil {
-		return d.opts.HTTPClient
-	}
-	return http.DefaultClient
-}
-
 // loadFromRepo downloads a chart from a classic chart repository
 // (index.yaml), through the registry client: its credentials, TLS rules,
 // timeouts and cache are those of every other registry access. Under
-// verification, the archive must be one a verified component signs.
+// verification, the archive must be one a verified component signs, and
+// the fetch stays on the repository's origin, over HTTPS.
 func (d *Deployer) loadFromRepo(ctx context.Context, r *HelmChartRepo, signed deployer.SignedContent) (*chart.Chart, error) {
+	if signed != nil {
+		// The URL and the index are not signed: the fetch stays on the
+		// repository's origin, over HTTPS.
+		ctx = ocm.WithVerifiedFetch(ctx)
+	}
 	b, err := d.registry().HelmChart(ctx, r.URL, r.Name, r.Version)
 	if err != nil {
 		return nil, registryError(ctx, "FetchChart", fmt.Sprintf("unable to fetch chart %q version %q from helm chart repository %s", r.Name, r.Version, redact(r.URL)), err)

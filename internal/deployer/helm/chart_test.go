@@ -23,6 +23,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ocitest"
 )
 
 // fakeResolver serves one blob per resource name; a key stands for the
@@ -153,7 +154,7 @@ func TestLoadChartErrors(t *testing.T) {
 	}{
 		{"not base64", Chart{Archive: &Archive{Raw: "!!"}}, "not base64", false},
 		{"not an archive", Chart{Archive: &Archive{Raw: base64.StdEncoding.EncodeToString([]byte("hello"))}}, "unable to load chart", false},
-		{"http 404", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: repo.URL + "/nope.tgz"}}}, "404", false},
+		{"http 404", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: repo.URL + "/nope.tgz"}}}, "has no " + repo.URL + "/nope.tgz", false},
 		{"missing path", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: "/does/not/exist"}}}, "no such file", false},
 		{"bad scheme", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: "ftp://x/y.tgz"}}}, "unsupported scheme", false},
 		{"repo unknown version", Chart{HelmChartRepo: &HelmChartRepo{URL: repo.URL, Name: "demo", Version: "9.9.9"}}, `no version of chart "demo" matches "9.9.9"`, false},
@@ -298,12 +299,16 @@ func TestLoadChartUnderVerification(t *testing.T) {
 	if err := os.WriteFile(tgz, archive, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := New(Options{})
+	// A verified fetch goes over HTTPS only.
+	ca, _ := ocitest.NewCA()
+	tlsRepo := ocitest.StartChartRepo(t, ocitest.ChartRepoOptions{CA: ca})
+	tlsRepo.AddChart("demo", "0.2.0", archive)
+	d := New(Options{Registry: registryClient(t, ca, nil)})
 	sources := map[string]Chart{
-		"oci":         {Ref: ref},
-		"remote http": {Archive: &Archive{Remote: &RemoteArchive{URL: repo.URL + "/charts/demo-0.2.0.tgz"}}},
-		"repo":        {HelmChartRepo: &HelmChartRepo{URL: repo.URL, Name: "demo", Version: "0.2.0"}},
-		"file":        {Archive: &Archive{Remote: &RemoteArchive{URL: tgz}}},
+		"oci":          {Ref: ref},
+		"remote https": {Archive: &Archive{Remote: &RemoteArchive{URL: tlsRepo.URL + "/charts/demo-0.2.0.tgz"}}},
+		"repo":         {HelmChartRepo: &HelmChartRepo{URL: tlsRepo.URL, Name: "demo", Version: "0.2.0"}},
+		"file":         {Archive: &Archive{Remote: &RemoteArchive{URL: tgz}}},
 	}
 	for name, ch := range sources {
 		t.Run(name, func(t *testing.T) {
@@ -330,6 +335,18 @@ func TestLoadChartUnderVerification(t *testing.T) {
 	blobOnly.blobs[blobOnly.asked[0]] = true
 	if _, err := d.loadChart(t.Context(), &Chart{Ref: ref}, blobOnly); err == nil {
 		t.Fatal("a signed blob digest admitted an OCI manifest")
+	}
+	for name, ch := range map[string]Chart{
+		"remote http": {Archive: &Archive{Remote: &RemoteArchive{URL: repo.URL + "/charts/demo-0.2.0.tgz"}}},
+		"repo http":   {HelmChartRepo: &HelmChartRepo{URL: repo.URL, Name: "demo", Version: "0.2.0"}},
+	} {
+		unsigned := &signedResolver{}
+		if _, err := d.loadChart(t.Context(), &ch, unsigned); err == nil || !strings.Contains(err.Error(), "HTTP") || len(unsigned.asked) != 0 {
+			t.Errorf("%s: %v (digests asked: %v)", name, err, unsigned.asked)
+		}
+		if len(repo.Requests()) != 0 {
+			t.Errorf("%s: the plain HTTP repository was asked %v", name, repo.Requests())
+		}
 	}
 	dir := &Chart{Archive: &Archive{Remote: &RemoteArchive{URL: helmtest.Dir(t, helmtest.Demo)}}}
 	if _, err := d.loadChart(t.Context(), dir, &signedResolver{}); err == nil || !strings.Contains(err.Error(), "chart directory has no digest") {

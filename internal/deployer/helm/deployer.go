@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -47,10 +46,9 @@ type Options struct {
 	// Logger receives helm's own output at DEBUG. Default: the logger of
 	// internal/target (target.SetLogger), where client-go logs too.
 	Logger hclog.Logger
-	// HTTPClient fetches charts from chart.archive.remote.url.
-	HTTPClient *http.Client
 	// Registry returns the client charts are pulled with from OCI
-	// registries (chart.ref) and chart repositories (helmChartRepo): the
+	// registries (chart.ref), chart repositories (helmChartRepo) and
+	// URLs (chart.archive.remote.url): the
 	// provider's one registry client, with its credentials, TLS and
 	// plain-HTTP rules, timeouts and cache. It is asked on every pull, so
 	// a provider can hand it over once configured. Nil, or a nil result,

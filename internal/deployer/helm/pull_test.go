@@ -81,3 +81,34 @@ func TestChartRefThroughTheRegistryClient(t *testing.T) {
 		})
 	}
 }
+
+// chart.archive.remote.url goes through the registry client too: its
+// trusted roots, and the credentials of the URL's origin, which go
+// nowhere else; refused credentials fail at once.
+func TestArchiveRemoteURLThroughTheRegistryClient(t *testing.T) {
+	ca, _ := ocitest.NewCA()
+	repo := ocitest.StartChartRepo(t, ocitest.ChartRepoOptions{CA: ca, Username: "ci", Password: "pw"})
+	other := ocitest.StartChartRepo(t, ocitest.ChartRepoOptions{CA: ca})
+	archive := helmtest.Archive(t, helmtest.Demo, "0.3.0")
+	repo.AddChart("demo", "0.3.0", archive)
+	other.Serve("/demo.tgz", archive)
+	repo.Redirect("/moved.tgz", other.URL+"/demo.tgz")
+	d := New(Options{Registry: registryClient(t, ca, map[string]ociregistry.Credential{repo.Host: {Username: "ci", Password: "pw"}})})
+	for _, u := range []string{repo.URL + "/charts/demo-0.3.0.tgz", repo.URL + "/moved.tgz"} {
+		ch, err := d.loadChart(t.Context(), &Chart{Archive: &Archive{Remote: &RemoteArchive{URL: u}}}, nil)
+		if err != nil || ch.Metadata.Version != "0.3.0" {
+			t.Fatalf("%s: %v", u, err)
+		}
+	}
+	if n := len(repo.Credentialed()); n != 2 {
+		t.Errorf("the repository got credentials %d times, want 2", n)
+	}
+	if got := other.Credentialed(); len(got) != 0 {
+		t.Errorf("credentials followed the redirect: %v", got)
+	}
+	_, err := New(Options{Registry: registryClient(t, ca, nil)}).loadChart(t.Context(), &Chart{Archive: &Archive{Remote: &RemoteArchive{URL: repo.URL + "/charts/demo-0.3.0.tgz"}}}, nil)
+	var ce *core.Error
+	if !errors.As(err, &ce) || ce.Transient || !slices.Contains(ce.Codes, core.CodeUnauthorized) {
+		t.Fatalf("no credentials: %v", err)
+	}
+}

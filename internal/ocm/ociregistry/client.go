@@ -9,16 +9,14 @@
 package ociregistry
 
 import (
-	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"io"
-	"net"
+	"encoding/base64"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -38,7 +36,9 @@ type Credential struct {
 // Options configure a Client.
 type Options struct {
 	// Credentials by registry host (host[:port]); they come before the
-	// Docker config.
+	// Docker config. They go to that host over HTTPS only; a key written
+	// http://host[:port] lets them go over plain HTTP too (and allows
+	// plain HTTP to the host).
 	Credentials map[string]Credential
 	// Keychain is consulted after Credentials; nil is the Docker config
 	// (DOCKER_CONFIG, ~/.docker/config.json, credential helpers).
@@ -47,8 +47,8 @@ type Options struct {
 	Cache ocm.Cache
 	// Timeout bounds each request; 0 is DefaultTimeout.
 	Timeout time.Duration
-	// PlainHTTP are hosts that may be reached over plain HTTP besides
-	// loopback ones.
+	// PlainHTTP are hosts the user configured plain HTTP for: they may be
+	// reached over it, with their credentials.
 	PlainHTTP []string
 	// MaxBlobSize bounds a blob; 0 is DefaultMaxBlobSize.
 	MaxBlobSize int64
@@ -93,10 +93,20 @@ func New(o Options) (*Client, error) {
 		tr.TLSClientConfig = &tls.Config{RootCAs: RootCAs(), MinVersion: tls.VersionTLS12}
 		base = tr
 	}
-	c := &Client{o: o, keys: &keychain{explicit: o.Credentials, fallback: o.Keychain}}
-	c.tr = &schemeTransport{base: base, explicit: map[string]bool{}, learned: map[string]bool{}}
+	c := &Client{o: o, keys: &keychain{explicit: map[string]Credential{}, fallback: o.Keychain}}
+	c.tr = newSchemeTransport(base)
+	for key, cr := range o.Credentials {
+		host := key
+		if h, ok := strings.CutPrefix(key, "http://"); ok {
+			host = strings.TrimSuffix(h, "/")
+			c.tr.configurePlain(host)
+		} else if h, ok := strings.CutPrefix(key, "https://"); ok {
+			host = strings.TrimSuffix(h, "/")
+		}
+		c.keys.explicit[host] = cr
+	}
 	for _, h := range o.PlainHTTP {
-		c.tr.explicit[h] = true
+		c.tr.configurePlain(h)
 	}
 	opts := []remote.Option{remote.WithTransport(c.tr), remote.WithAuthFromKeychain(c.keys)}
 	if o.UserAgent != "" {
@@ -111,9 +121,9 @@ func New(o Options) (*Client, error) {
 }
 
 // nameOptions are the go-containerregistry name options for a host: plain
-// HTTP where it was asked for.
-func (c *Client) nameOptions(host string) []name.Option {
-	if c.tr.plainAllowed(host) {
+// HTTP where the user configured it or this fetch asked for it.
+func (c *Client) nameOptions(ctx context.Context, host string) []name.Option {
+	if c.tr.plainAllowed(host) || plainForFetch(ctx, host) {
 		return []name.Option{name.Insecure}
 	}
 	return nil
@@ -137,31 +147,31 @@ func (k *keychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
 	return k.fallback.Resolve(r)
 }
 
-// authorize sets the credentials of host on a plain HTTP request (a chart
-// repository's), by the same rules as for registries: registry_credentials,
-// then the Docker config, then none.
-func (k *keychain) authorize(req *http.Request, host string) error {
+// header is the Authorization header of host's credentials, by the same
+// rules as for registries: registry_credentials, then the Docker config,
+// then none ("").
+func (k *keychain) header(host string) (string, error) {
 	reg, err := name.NewRegistry(host, name.WeakValidation)
 	if err != nil {
-		return nil //nolint:nilerr // a host no registry can have has no credentials
+		return "", nil //nolint:nilerr // a host no registry can have has no credentials
 	}
 	a, err := k.Resolve(reg)
 	if err != nil || a == authn.Anonymous {
-		return err
+		return "", err
 	}
 	cfg, err := a.Authorization()
 	if err != nil {
-		return err
+		return "", err
 	}
 	switch {
 	case cfg.RegistryToken != "":
-		req.Header.Set("Authorization", "Bearer "+cfg.RegistryToken)
+		return "Bearer " + cfg.RegistryToken, nil
 	case cfg.Username != "" || cfg.Password != "":
-		req.SetBasicAuth(cfg.Username, cfg.Password)
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(cfg.Username+":"+cfg.Password)), nil
 	case cfg.Auth != "":
-		req.Header.Set("Authorization", "Basic "+cfg.Auth)
+		return "Basic " + cfg.Auth, nil
 	}
-	return nil
+	return "", nil
 }
 
 // sources says which credential sources apply to host, for messages.
@@ -176,108 +186,6 @@ func (k *keychain) sources(host string) string {
 		}
 	}
 	return "anonymous access (neither registry_credentials nor the Docker config has an entry for this host)"
-}
-
-// schemeTransport decides between HTTPS and plain HTTP. go-containerregistry
-// picks plain HTTP for loopback and private addresses; here HTTPS is tried
-// first everywhere, and plain HTTP is used only for loopback hosts that
-// turn out to speak it (HTTPS refused with a plain HTTP answer, not a
-// certificate error), and for hosts the user named with http://.
-type schemeTransport struct {
-	base     http.RoundTripper
-	mu       sync.Mutex
-	explicit map[string]bool // hosts asked for with http://
-	learned  map[string]bool // loopback hosts that speak plain HTTP
-}
-
-// allowPlain records that a repository context asked for plain HTTP to
-// host (a baseUrl starting with http://).
-func (t *schemeTransport) allowPlain(host string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.explicit[host] = true
-}
-
-func (t *schemeTransport) plainAllowed(host string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.explicit[host]
-}
-
-func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	host := req.URL.Host
-	if req.URL.Scheme != "http" {
-		// go-containerregistry asks public addresses over HTTPS only; on
-		// loopback it asks both ways, and the plain request is decided
-		// below.
-		resp, err := t.base.RoundTrip(req)
-		if err != nil && speaksPlainHTTP(err) && !isLoopback(host) {
-			return nil, &protocolError{plainRefused}
-		}
-		return resp, err
-	}
-	if t.plainAllowed(host) {
-		return plainRoundTrip(t.base, req, "speaks HTTPS, but plain HTTP was asked for (a reference starting with http://)")
-	}
-	t.mu.Lock()
-	plain := t.learned[host]
-	t.mu.Unlock()
-	if plain {
-		return t.base.RoundTrip(req)
-	}
-	secure := req.Clone(req.Context())
-	secure.URL.Scheme = "https"
-	resp, err := t.base.RoundTrip(secure)
-	if err == nil || !speaksPlainHTTP(err) {
-		return resp, err
-	}
-	if !isLoopback(host) {
-		return nil, &protocolError{plainRefused}
-	}
-	t.mu.Lock()
-	t.learned[host] = true
-	t.mu.Unlock()
-	return t.base.RoundTrip(req)
-}
-
-// plainRoundTrip sends a plain HTTP request and turns the answer of a TLS
-// server (400 and a sentence saying so) into a protocol error.
-func plainRoundTrip(base http.RoundTripper, req *http.Request, reason string) (*http.Response, error) {
-	resp, err := base.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusBadRequest {
-		return resp, err
-	}
-	head := make([]byte, 512)
-	n, _ := io.ReadFull(resp.Body, head)
-	if strings.Contains(string(head[:n]), "HTTP request to an HTTPS server") {
-		_ = resp.Body.Close()
-		return nil, &protocolError{reason}
-	}
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(head[:n]), resp.Body), resp.Body}
-	return resp, nil
-}
-
-const plainRefused = "speaks plain HTTP, which is used only for loopback addresses or where asked for with http://"
-
-func speaksPlainHTTP(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, "server gave HTTP response to HTTPS client") ||
-		strings.Contains(msg, "first record does not look like a TLS handshake")
-}
-
-func isLoopback(host string) bool {
-	h := host
-	if hh, _, err := net.SplitHostPort(host); err == nil {
-		h = hh
-	}
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(h, "[]"))
-	return ip != nil && ip.IsLoopback()
 }
 
 // RootCAs are the certificates registries are trusted by: the system's

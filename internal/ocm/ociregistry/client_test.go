@@ -274,17 +274,17 @@ func TestPlainHTTPOnlyForLoopback(t *testing.T) {
 		}
 	}
 	// A private address that speaks plain HTTP is refused unless asked for.
-	tr := &schemeTransport{base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	tr := newSchemeTransport(roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if r.URL.Scheme == "https" {
 			return nil, errors.New("http: server gave HTTP response to HTTPS client")
 		}
 		return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
-	}), explicit: map[string]bool{}, learned: map[string]bool{}}
+	}))
 	req, _ := http.NewRequest(http.MethodGet, "http://10.0.0.1:5000/v2/", nil)
 	if _, err := tr.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "plain HTTP") {
 		t.Fatalf("err = %v", err)
 	}
-	tr.allowPlain("10.0.0.1:5000")
+	tr.configurePlain("10.0.0.1:5000")
 	if _, err := tr.RoundTrip(req); err != nil {
 		t.Fatal(err)
 	}

@@ -129,6 +129,10 @@ func (c *Client) classify(host, what string, err error) error {
 // repository.
 func (c *Client) statusError(host, what string, status int) error {
 	switch {
+	case (status == http.StatusUnauthorized || status == http.StatusForbidden) && c.tr.wasWithheld(host):
+		return newError(KindRefused, nil, "registry %s refused access to %s (%d %s); no credentials were sent: they are not sent over plain HTTP "+
+			"to %s unless it is configured with http:// (a registry_credentials key \"http://%s\", or a repository_context baseUrl http://%s/...)",
+			host, what, status, http.StatusText(status), host, host, host)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return newError(KindRefused, nil, "registry %s refused access to %s (%d %s); credentials tried: %s",
 			host, what, status, http.StatusText(status), c.keys.sources(host))

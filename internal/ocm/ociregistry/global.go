@@ -63,7 +63,7 @@ func (c *Client) Blob(ctx context.Context, access map[string]any) (*ocm.Blob, er
 			return nil, fmt.Errorf("helm access: helmChart must be name:version, got %q", a.HelmChart)
 		}
 		if ocm.VerifiedFetch(ctx) {
-			if err := verifiedHelmAccess(a.HelmRepository, a.CACert); err != nil {
+			if err := verifiedHelmAccess(a.CACert); err != nil {
 				return nil, err
 			}
 		}
@@ -83,7 +83,7 @@ func (c *Client) artifact(ctx context.Context, reference string) (*ocm.Blob, err
 			return nil, fmt.Errorf("OCI artifact %q: %w", reference, err)
 		}
 	}
-	if opts := c.nameOptions(ref.Context().RegistryStr()); len(opts) > 0 {
+	if opts := c.nameOptions(ctx, ref.Context().RegistryStr()); len(opts) > 0 {
 		if ref, err = name.ParseReference(reference, opts...); err != nil {
 			return nil, err
 		}
@@ -137,7 +137,7 @@ func (c *Client) Pull(ctx context.Context, reference string) (*ocm.Blob, error) 
 				"loopback registries that speak only plain HTTP are still reached without it", redact(reference))
 		}
 		host, _, _ := strings.Cut(ref, "/")
-		c.tr.allowPlain(host)
+		ctx = withPlainHTTP(ctx, host)
 	}
 	return c.artifact(ctx, ref)
 }
@@ -178,23 +178,10 @@ func (c *Client) HelmChart(ctx context.Context, repo, chart, version string) (*o
 // verifiedHelmAccess refuses what a verified helm access must not make
 // the provider do before its digest is checked: the access is not signed,
 // so whoever controls the registry chooses the URL and the CA.
-func verifiedHelmAccess(repo, caCert string) error {
-	if u, err := url.Parse(repo); err != nil || u.Scheme != "https" || u.Host == "" {
-		return fmt.Errorf("helm access: helmRepository %q: a verifying installation reaches chart repositories over HTTPS only", redact(repo))
-	}
+func verifiedHelmAccess(caCert string) error {
 	if caCert != "" {
 		return errors.New("helm access: a verifying installation does not trust the caCert an access names (accesses are not signed); " +
 			"the chart repository's certificate must be trusted by the system (SSL_CERT_FILE)")
-	}
-	return nil
-}
-
-// sameHostHTTPS refuses, for a verified fetch, a URL the first one leads
-// to (a redirect, or a chart URL of the index) on another host or over
-// plain HTTP.
-func sameHostHTTPS(from, to *url.URL) error {
-	if to.Scheme != "https" || !strings.EqualFold(to.Host, from.Host) {
-		return fmt.Errorf("a verifying installation does not follow %s from %s: only HTTPS on the same host", to.Redacted(), from.Host)
 	}
 	return nil
 }
@@ -203,35 +190,37 @@ func (c *Client) helmChart(ctx context.Context, repo, chartName, version, caCert
 	if repo == "" || chartName == "" || version == "" {
 		return nil, fmt.Errorf("helm chart repository, chart name and version are required, got %q, %q and %q", repo, chartName, version)
 	}
-	client := &http.Client{Transport: c.tr.base}
+	tr := c.tr
 	if caCert != "" {
-		tr, ok := c.tr.base.(*http.Transport)
+		base, ok := c.tr.base.(*http.Transport)
 		if !ok {
-			tr = http.DefaultTransport.(*http.Transport) //nolint:forcetypeassert // the standard library's default
+			base = http.DefaultTransport.(*http.Transport) //nolint:forcetypeassert // the standard library's default
 		}
 		pool := RootCAs()
-		if tr.TLSClientConfig != nil && tr.TLSClientConfig.RootCAs != nil {
-			pool = tr.TLSClientConfig.RootCAs.Clone()
+		if base.TLSClientConfig != nil && base.TLSClientConfig.RootCAs != nil {
+			pool = base.TLSClientConfig.RootCAs.Clone()
 		}
 		if !pool.AppendCertsFromPEM([]byte(caCert)) {
 			return nil, errors.New("helm access: caCert holds no PEM certificate")
 		}
-		tr = tr.Clone()
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-		client.Transport = tr
+		base = base.Clone()
+		base.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		tr = c.tr.withBase(base)
 	}
 	base, err := url.Parse(strings.TrimSuffix(repo, "/") + "/")
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("helm chart repository %q: not an http or https URL", redact(repo))
 	}
 	verified := ocm.VerifiedFetch(ctx)
-	if verified {
-		client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 10 {
-				return errors.New("stopped after 10 redirects")
-			}
-			return sameHostHTTPS(via[0].URL, req.URL)
-		}
+	if verified && base.Scheme != "https" {
+		return nil, fmt.Errorf("helm chart repository %s: a verifying installation reaches chart repositories over HTTPS only", redact(repo))
+	}
+	if base.Scheme == "http" {
+		ctx = withPlainHTTP(ctx, base.Host)
+	}
+	client, err := c.httpClient(base, tr, verified)
+	if err != nil {
+		return nil, err
 	}
 	what := fmt.Sprintf("the index of helm chart repository %s", redact(repo))
 	index, err := c.get(ctx, client, base.JoinPath("index.yaml"), maxHelmIndexSize, what)
@@ -251,7 +240,7 @@ func (c *Client) helmChart(ctx context.Context, repo, chartName, version, caCert
 		return nil, fmt.Errorf("helm chart repository %s: chart URL %q: %w", redact(repo), e.URLs[0], err)
 	}
 	if verified {
-		if err := sameHostHTTPS(base, u); err != nil {
+		if err := sameOriginHTTPS(base, u); err != nil {
 			return nil, fmt.Errorf("helm chart %s %s from %s: %w", chartName, e.Version, redact(repo), err)
 		}
 	}
@@ -276,6 +265,35 @@ func (c *Client) helmChart(ctx context.Context, repo, chartName, version, caCert
 		c.o.Cache.Put(d, data)
 	}
 	return &ocm.Blob{MediaType: MediaTypeHelmChartContent, Data: data, Digest: d}, nil
+}
+
+// Fetch downloads what an http or https URL names (a chart archive),
+// by the rules of every other fetch: HTTPS first, plain HTTP for an
+// http:// URL without credentials unless the user configured http:// for
+// the host, the host's credentials for its origin only, the request
+// timeout and the blob size limit. A verified fetch refuses http:// and
+// redirects to other origins. Digest is computed from the bytes received.
+func (c *Client) Fetch(ctx context.Context, rawURL string) (*ocm.Blob, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an http or https URL", redact(rawURL))
+	}
+	verified := ocm.VerifiedFetch(ctx)
+	if u.Scheme == "http" {
+		if verified {
+			return nil, fmt.Errorf("%s: a verifying installation does not fetch over plain HTTP (http://)", redact(rawURL))
+		}
+		ctx = withPlainHTTP(ctx, u.Host)
+	}
+	client, err := c.httpClient(u, c.tr, verified)
+	if err != nil {
+		return nil, err
+	}
+	data, err := c.get(ctx, client, u, c.o.MaxBlobSize, redact(rawURL))
+	if err != nil {
+		return nil, err
+	}
+	return &ocm.Blob{Data: data, Digest: ocm.Digest(data)}, nil
 }
 
 // helmIndex is the part of a chart repository's index.yaml that is read.
@@ -322,8 +340,8 @@ func (idx *helmIndex) find(chart, version string) (helmEntry, error) {
 	return found, nil
 }
 
-// get fetches a URL of a chart repository with the credentials of its
-// host, bounded by the request timeout and limit.
+// get fetches a URL with a fetch's client, bounded by the request timeout
+// and limit.
 func (c *Client) get(ctx context.Context, client *http.Client, u *url.URL, limit int64, what string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
@@ -335,20 +353,13 @@ func (c *Client) get(ctx context.Context, client *http.Client, u *url.URL, limit
 	if c.o.UserAgent != "" {
 		req.Header.Set("User-Agent", c.o.UserAgent)
 	}
-	if u.User != nil {
-		// Credentials in the URL are the user's choice for this URL.
-		p, _ := u.User.Password()
-		req.SetBasicAuth(u.User.Username(), p)
-	} else if err := c.keys.authorize(req, host); err != nil {
-		return nil, err
-	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, c.classify(host, what, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return nil, c.statusError(host, what, resp.StatusCode)
+		return nil, c.statusError(resp.Request.URL.Host, what, resp.StatusCode)
 	}
 	data, err := ocm.ReadLimited(resp.Body, limit, what)
 	if err != nil {

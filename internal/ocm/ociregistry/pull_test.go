@@ -45,7 +45,7 @@ func TestPullFromTLSLoopbackRegistry(t *testing.T) {
 	if err != nil || b.ArtifactDigest != digest {
 		t.Fatalf("ociArtifact: %v %v", b, err)
 	}
-	if c.tr.learned[reg.Host] {
+	if c.tr.st.learned[reg.Host] {
 		t.Fatal("a TLS registry was taken for a plain HTTP one")
 	}
 	// Without credentials: refused, terminal, naming what was tried.
@@ -127,7 +127,8 @@ func TestPlainHTTPToTLSServer(t *testing.T) {
 	srv := httptest.NewTLSServer(http.NotFoundHandler())
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "https://")
-	tr := &schemeTransport{base: http.DefaultTransport, explicit: map[string]bool{host: true}, learned: map[string]bool{}}
+	tr := newSchemeTransport(http.DefaultTransport)
+	tr.configurePlain(host)
 	req, _ := http.NewRequest(http.MethodGet, "http://"+host+"/v2/", nil)
 	_, err := tr.RoundTrip(req)
 	c := testClient(t, nil, Options{})
@@ -167,7 +168,8 @@ func TestHelmChartRepositoryCredentialsVersionsAndCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := testClient(t, nil, Options{Cache: cache, Credentials: map[string]Credential{host: {Username: "ci", Password: secret}}})
+	// A plain HTTP repository: its credentials say so.
+	c := testClient(t, nil, Options{Cache: cache, Credentials: map[string]Credential{"http://" + host: {Username: "ci", Password: secret}}})
 	for version, want := range map[string][]byte{"1.0.0": chart10, "~1.0": chart10, "^1": chart11, ">=1.0.0 <2": chart11} {
 		b, err := c.HelmChart(context.Background(), srv.URL, "echo", version)
 		if err != nil || string(b.Data) != string(want) {
@@ -184,7 +186,7 @@ func TestHelmChartRepositoryCredentialsVersionsAndCache(t *testing.T) {
 	if KindOf(err) != KindRefused || !strings.Contains(err.Error(), host) || !strings.Contains(err.Error(), "anonymous") {
 		t.Fatalf("anonymous: %v", err)
 	}
-	wrong := testClient(t, nil, Options{Credentials: map[string]Credential{host: {Username: "ci", Password: "wrong-" + secret}}})
+	wrong := testClient(t, nil, Options{Credentials: map[string]Credential{"http://" + host: {Username: "ci", Password: "wrong-" + secret}}})
 	if _, err := wrong.HelmChart(context.Background(), srv.URL, "echo", "1.0.0"); KindOf(err) != KindRefused || strings.Contains(err.Error(), secret) ||
 		!strings.Contains(err.Error(), "registry_credentials") {
 		t.Fatalf("wrong credentials: %v", err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -45,12 +46,15 @@ var descriptorLayerTypes = map[string]bool{
 	LegacyMediaTypeCnudieTar:         true,
 }
 
-// Repository returns the OCM repository a spec names.
+// Repository returns the OCM repository a spec names. Specs come from the
+// user's configuration (the provider's or an installation's repository
+// context, overwrites), so a baseUrl with http:// configures plain HTTP,
+// credentials included, for its host.
 func (c *Client) Repository(spec ocm.RepositorySpec) ocm.Repository {
 	r := &repository{c: c, spec: spec}
 	if strings.HasPrefix(spec.BaseURL, "http://") {
 		host, _ := r.base()
-		c.tr.allowPlain(host)
+		c.tr.configurePlain(host)
 	}
 	return r
 }
@@ -93,7 +97,7 @@ func tag(version string) string { return strings.ReplaceAll(version, "+", ".buil
 func (r *repository) ComponentVersion(ctx context.Context, component, version string) (*ocm.ComponentVersion, error) {
 	host, _ := r.base()
 	refStr := r.repositoryName(component) + ":" + tag(version)
-	ref, err := name.ParseReference(refStr, r.c.nameOptions(host)...)
+	ref, err := name.ParseReference(refStr, r.c.nameOptions(ctx, host)...)
 	if err != nil {
 		return nil, fmt.Errorf("component %s:%s in %s: %s is not a valid OCI reference: %w", component, version, r.spec, refStr, err)
 	}
@@ -192,7 +196,11 @@ func descriptorFromTar(data []byte) ([]byte, error) {
 }
 
 // manifest fetches a manifest: the one request a settled plan makes per
-// component version.
+// component version. Its digest is computed here from the bytes received,
+// and compared with the one asked for: go-containerregistry takes a signed
+// schema-1 manifest's digest from the registry's Docker-Content-Digest
+// header, even when pulling by digest, so its descriptor's digest is
+// never used.
 func (c *Client) manifest(ctx context.Context, ref name.Reference, what string) ([]byte, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
@@ -203,7 +211,45 @@ func (c *Client) manifest(ctx context.Context, ref name.Reference, what string) 
 	if int64(len(desc.Manifest)) > ocm.MaxDescriptorSize {
 		return nil, "", fmt.Errorf("%s: the manifest is larger than the limit", what)
 	}
-	return desc.Manifest, desc.Digest.String(), nil
+	if err := refuseSchema1(ctx, string(desc.MediaType), desc.Manifest); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", what, err)
+	}
+	digest := ocm.Digest(desc.Manifest)
+	if d, ok := ref.(name.Digest); ok && d.DigestStr() != digest {
+		return nil, "", fmt.Errorf("%s: the registry answered with a manifest whose digest is %s, not the %s asked for", what, digest, d.DigestStr())
+	}
+	return desc.Manifest, digest, nil
+}
+
+// Docker's schema-1 manifest media types.
+const (
+	mediaTypeSchema1       = "application/vnd.docker.distribution.manifest.v1+json"
+	mediaTypeSchema1Signed = "application/vnd.docker.distribution.manifest.v1+prettyjws"
+)
+
+// refuseSchema1 refuses a Docker schema-1 manifest, by its Content-Type or
+// its own schemaVersion: its digest is, by Docker's rules, what the
+// registry says (the signed payload without its signatures), not the hash
+// of the bytes received, and nothing the provider reads is stored that
+// way (OCM, helm and Landscaper write OCI or schema-2 manifests).
+func refuseSchema1(ctx context.Context, contentType string, manifest []byte) error {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.TrimSpace(mt)
+	var head struct {
+		SchemaVersion int    `json:"schemaVersion"`
+		MediaType     string `json:"mediaType"`
+	}
+	_ = json.Unmarshal(manifest, &head)
+	if mt != mediaTypeSchema1 && mt != mediaTypeSchema1Signed && head.SchemaVersion != 1 &&
+		head.MediaType != mediaTypeSchema1 && head.MediaType != mediaTypeSchema1Signed {
+		return nil
+	}
+	if ocm.VerifiedFetch(ctx) {
+		return fmt.Errorf("the registry answered with a Docker schema-1 manifest (%s): a verifying installation refuses schema-1 manifests, "+
+			"whose digest is the registry's word (its Docker-Content-Digest header), not the hash of what was received", contentType)
+	}
+	return fmt.Errorf("the registry answered with a Docker schema-1 manifest (%s), which is not supported: its digest is the registry's "+
+		"word (its Docker-Content-Digest header), not the hash of what was received; push the artifact as an OCI or Docker schema-2 manifest", contentType)
 }
 
 func (c *Client) cachedManifest(key string) ([]byte, string, bool) {
@@ -225,7 +271,7 @@ func (c *Client) blob(ctx context.Context, repo name.Repository, digest string, 
 			return data, nil
 		}
 	}
-	ref, err := name.NewDigest(repo.String()+"@"+digest, c.nameOptions(repo.RegistryStr())...)
+	ref, err := name.NewDigest(repo.String()+"@"+digest, c.nameOptions(ctx, repo.RegistryStr())...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: bad digest %q: %w", what, digest, err)
 	}
