@@ -51,9 +51,11 @@ func componentProviderAttributes() map[string]schema.Attribute {
 		},
 		attrRegistryCredentials: schema.MapNestedAttribute{
 			MarkdownDescription: "Credentials by registry host (`ghcr.io`, `registry.example.com:5000`), for components, " +
-				"blueprints and resources and for the helm deployer's charts (`chart.ref`, and `helmChartRepo` by the " +
-				"repository's host). They come first; then the Docker config (`DOCKER_CONFIG` or `~/.docker/config.json`, with its credential " +
-				"helpers); then anonymous access. They never reach state, logs or diagnostics.",
+				"blueprints and resources and for the helm deployer's charts (`chart.ref`, and `helmChartRepo` and " +
+				"`archive.remote.url` by the URL's host). They come first; then the Docker config (`DOCKER_CONFIG` or `~/.docker/config.json`, with its credential " +
+				"helpers); then anonymous access. They are sent to that host and port over HTTPS only, never along a redirect " +
+				"or a chart URL to another scheme, host or port; write the key `http://host:port` to send them over plain HTTP " +
+				"too (which also allows plain HTTP to that host). They never reach state, logs or diagnostics.",
 			Optional:  true,
 			Sensitive: true,
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
