@@ -4,7 +4,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
@@ -59,28 +57,6 @@ func TestAccInstallation_forgedSchema1DigestIsRefused(t *testing.T) {
 	}
 }
 
-// withSecondSignature puts a copy of the descriptor's signature, claiming
-// normalisation, before it: signatures are not signed, so a registry can.
-func withSecondSignature(t *testing.T, desc []byte, normalisation string) []byte {
-	t.Helper()
-	var doc map[string]any
-	if err := yaml.Unmarshal(desc, &doc); err != nil {
-		t.Fatal(err)
-	}
-	sigs, _ := doc["signatures"].([]any)
-	js, _ := json.Marshal(sigs[len(sigs)-1])
-	var fake map[string]any
-	_ = json.Unmarshal(js, &fake)
-	digest, _ := fake["digest"].(map[string]any)
-	digest["normalisationAlgorithm"] = normalisation
-	doc["signatures"] = append([]any{fake}, sigs...)
-	out, err := yaml.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // A descriptor signed with jsonNormalisation/v1 (which does not sign
 // sources) that a registry gives a second signature of the same name,
 // claiming jsonNormalisation/v2, would make its sources' labels look
@@ -92,7 +68,11 @@ func TestAccInstallation_twoSignaturesOfOneNameAreRefused(t *testing.T) {
 	versions := signedExample(t, key, "", signing.JSONNormalisationV1)
 	for i := range versions {
 		if versions[i].Name == "github.com/acme/app" {
-			versions[i].Descriptor = withSecondSignature(t, versions[i].Descriptor, signing.JSONNormalisationV2)
+			twice, err := signtest.PrependCopy(versions[i].Descriptor, signing.JSONNormalisationV2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			versions[i].Descriptor = twice
 		}
 	}
 	pushAll(t, reg, ocitest.OCM, versions)

@@ -398,24 +398,10 @@ func TestVerifyCASubjectAndKeyUsage(t *testing.T) {
 	}
 }
 
-// prependSignature puts a copy of the descriptor's last signature, with
-// another normalisation claimed, before the others: what a registry can
-// do, since signatures are not part of what is signed.
+// prependSignature is signtest.PrependCopy for tests.
 func prependSignature(t *testing.T, raw []byte, normalisation string) []byte {
 	t.Helper()
-	var doc map[string]any
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	sigs, _ := doc["signatures"].([]any)
-	last, _ := sigs[len(sigs)-1].(map[string]any)
-	js, _ := json.Marshal(last)
-	var fake map[string]any
-	_ = json.Unmarshal(js, &fake)
-	digest, _ := fake["digest"].(map[string]any)
-	digest["normalisationAlgorithm"] = normalisation
-	doc["signatures"] = append([]any{fake}, sigs...)
-	out, err := yaml.Marshal(doc)
+	out, err := signtest.PrependCopy(raw, normalisation)
 	if err != nil {
 		t.Fatal(err)
 	}

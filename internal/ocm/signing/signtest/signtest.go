@@ -89,6 +89,38 @@ func Sign(raw []byte, o Options) ([]byte, error) {
 	return yaml.JSONToYAML(out)
 }
 
+// PrependCopy puts a copy of the descriptor's last signature, claiming
+// another normalisation, before its signatures: what whoever serves a
+// descriptor can do, since signatures are not part of what is signed.
+func PrependCopy(raw []byte, normalisation string) ([]byte, error) {
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(js, &doc); err != nil {
+		return nil, err
+	}
+	sigs, _ := doc["signatures"].([]any)
+	if len(sigs) == 0 {
+		return nil, fmt.Errorf("the descriptor has no signature to copy")
+	}
+	var fake map[string]any
+	last, _ := json.Marshal(sigs[len(sigs)-1])
+	if err := json.Unmarshal(last, &fake); err != nil {
+		return nil, err
+	}
+	if d, ok := fake["digest"].(map[string]any); ok {
+		d["normalisationAlgorithm"] = normalisation
+	}
+	doc["signatures"] = append([]any{fake}, sigs...)
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.JSONToYAML(out)
+}
+
 // PublicKeyPEM is the PKIX PEM of a key's public half.
 func PublicKeyPEM(k *rsa.PrivateKey) string {
 	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
