@@ -327,3 +327,32 @@ func TestFetch(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 }
+
+// A registry's credentials do not follow a blob download it redirects to
+// another port of its host (go-containerregistry adds them for the
+// registry's host and port only), and the content is still checked.
+func TestRegistryCredentialsDoNotFollowRedirects(t *testing.T) {
+	ca, _ := ocitest.NewCA()
+	reg := ocitest.Start(t, ocitest.Options{CA: ca, Auth: ocitest.Basic, Username: "ci", Password: secret})
+	other := ocitest.StartChartRepo(t, ocitest.ChartRepoOptions{CA: ca})
+	chart := []byte("chart")
+	pushChart(t, reg, "charts/echo:1.0.0", chart)
+	other.Serve("/cdn/chart", chart)
+	reg.Redirect("/v2/charts/echo/blobs/"+ocm.Digest(chart), other.URL+"/cdn/chart")
+	c := testClient(t, ca, Options{Credentials: map[string]Credential{reg.Host: {Username: "ci", Password: secret}}})
+	if b, err := c.Pull(context.Background(), reg.Host+"/charts/echo:1.0.0"); err != nil || string(b.Data) != string(chart) {
+		t.Fatalf("%v", err)
+	}
+	if len(other.Requests()) == 0 {
+		t.Fatal("the redirect was not followed: the test proves nothing")
+	}
+	if got := other.Credentialed(); len(got) != 0 {
+		t.Fatalf("credentials followed the redirect: %v", got)
+	}
+	// Content that is not the blob asked for is refused.
+	other.Serve("/cdn/chart", []byte("other"))
+	if _, err := testClient(t, ca, Options{Credentials: map[string]Credential{reg.Host: {Username: "ci", Password: secret}}}).
+		Pull(context.Background(), reg.Host+"/charts/echo:1.0.0"); err == nil {
+		t.Fatal("a redirected blob that does not match its digest was accepted")
+	}
+}

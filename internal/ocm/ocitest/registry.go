@@ -60,6 +60,19 @@ type Registry struct {
 	down    bool
 	handler http.Handler
 	forged  map[string]Forgery
+	moved   map[string]string
+}
+
+// Redirect answers authorized requests for path (/v2/<repo>/blobs/<digest>,
+// say) with 302 Found to location, as registries send blob downloads to
+// a CDN.
+func (r *Registry) Redirect(path, location string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.moved == nil {
+		r.moved = map[string]string{}
+	}
+	r.moved[path] = location
 }
 
 // Forgery is a manifest answer of a hostile registry: any bytes, with the
@@ -201,6 +214,14 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
 		_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]string{{"code": "UNAUTHORIZED", "message": "authentication required"}}})
+		return
+	}
+	r.mu.Lock()
+	location, moved := r.moved[req.URL.Path]
+	r.mu.Unlock()
+	if moved {
+		r.count("redirect")
+		http.Redirect(w, req, location, http.StatusFound)
 		return
 	}
 	switch {
