@@ -80,18 +80,34 @@ type Request struct {
 	Adopt *Adoption
 }
 
-// Adoption is what a Landscaper deployer left in the target for one
-// DeployItem, as an imported item must take it over: without downtime,
-// so nothing is re-created.
+// Adoption is what a Landscaper deployer, or another Terraform provider's
+// resource, left in the target for one deploy item, as the item must take
+// it over: without downtime, so nothing is re-created.
 type Adoption struct {
 	// DeployItem is the Landscaper DeployItem object's name: the value of
-	// its deployer's managed label on every object it installed.
+	// its deployer's managed label on every object it installed. Empty
+	// when the item was moved from another provider's resource.
 	DeployItem string `json:"deployItem"`
+	// Source is the resource type of another Terraform provider the item
+	// was moved from (helm_release, kubernetes_manifest,
+	// kubectl_manifest), or empty. Such objects carry no label of ours or
+	// Landscaper's: Objects alone say which are adopted.
+	Source string `json:"source,omitempty"`
 	// Objects are the objects the DeployItem's provider status listed as
-	// managed. Those the item no longer renders are its to delete.
+	// managed, or those the moved resource's state recorded. Those the item
+	// no longer renders are its to delete.
 	Objects []ObjectRef `json:"objects,omitempty"`
 	// Release is the helm release a helm DeployItem installed, or nil.
 	Release *ObjectRef `json:"release,omitempty"`
+}
+
+// From names where what is adopted came from, for messages: Landscaper's
+// DeployItem, or the moved resource.
+func (a *Adoption) From() string {
+	if a.Source != "" {
+		return "the moved " + a.Source
+	}
+	return "Landscaper's DeployItem " + a.DeployItem
 }
 
 // ObjectRef names a Kubernetes object (or, for a helm release, only
@@ -183,6 +199,13 @@ type Deployer interface {
 // rejected at plan time.
 type TargetUser interface {
 	TargetTypes() []string
+}
+
+// AdoptionChecker is implemented by deployers that can tell from an item's
+// config alone that it cannot adopt what it is to take over (a helm config
+// naming another release), so a plan refuses it before anything runs.
+type AdoptionChecker interface {
+	CheckAdoption(config json.RawMessage, a *Adoption) error
 }
 
 // DriftChecker is implemented by deployers that can tell, without changing

@@ -85,9 +85,10 @@ type renderedChart struct {
 const maxRendered = 64
 
 var (
-	_ deployer.Deployer     = (*Deployer)(nil)
-	_ deployer.TargetUser   = (*Deployer)(nil)
-	_ deployer.DriftChecker = (*Deployer)(nil)
+	_ deployer.Deployer        = (*Deployer)(nil)
+	_ deployer.TargetUser      = (*Deployer)(nil)
+	_ deployer.DriftChecker    = (*Deployer)(nil)
+	_ deployer.AdoptionChecker = (*Deployer)(nil)
 )
 
 // New returns a helm deployer.

@@ -24,6 +24,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
@@ -40,6 +41,11 @@ type ApplyOptions struct {
 	// takes over. Such an object is updated in place whatever its policy
 	// (an immutable one only has its label changed) and labelled Owner.
 	AdoptFrom string
+	// AdoptObjects are objects that count as this item's in the same way:
+	// those the state of a resource moved from another Terraform provider
+	// recorded. They carry no label to know them by, so the exact objects
+	// (group, kind, namespace, name) say which are adopted.
+	AdoptObjects []deployer.ObjectRef
 	// Labels are added to every object.
 	Labels map[string]string
 	// UpdateStrategy applies to objects that exist; empty means update.
@@ -389,10 +395,25 @@ func applyObject(ctx context.Context, cl *target.Cluster, opts ApplyOptions, p *
 	return applyOutcome{managed: mr, live: live, written: written, patch: len(m.PatchAfterDeployment) > 0}
 }
 
-// adopts reports whether live is labelled as an object of the DeployItem
-// the item takes over.
+// adopts reports whether live is an object the item takes over.
 func adopts(opts ApplyOptions, live *unstructured.Unstructured) bool {
-	return opts.AdoptFrom != "" && opts.ManagedLabel != "" && live.GetLabels()[opts.ManagedLabel] == opts.AdoptFrom
+	return adopted(opts.ManagedLabel, opts.AdoptFrom, opts.AdoptObjects, live)
+}
+
+// adopted reports whether live is labelled as an object of the Landscaper
+// DeployItem taken over (from), or is one of the objects a moved resource
+// recorded.
+func adopted(label, from string, objects []deployer.ObjectRef, live *unstructured.Unstructured) bool {
+	if from != "" && label != "" && live.GetLabels()[label] == from {
+		return true
+	}
+	key := objectKey(live.GroupVersionKind().GroupKind(), live.GetNamespace(), live.GetName())
+	for _, o := range objects {
+		if objectKey(schema.FromAPIVersionAndKind(o.APIVersion, o.Kind).GroupKind(), o.Namespace, o.Name) == key {
+			return true
+		}
+	}
+	return false
 }
 
 // ownerPatch is a JSON merge patch that sets the labels injectLabels sets.

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
@@ -24,6 +25,9 @@ type DeleteOptions struct {
 	// AdoptFrom: see ApplyOptions. A fallback object labelled with it is
 	// deleted as this item's own.
 	AdoptFrom string
+	// AdoptObjects: see ApplyOptions. A fallback object among them is
+	// deleted as this item's own.
+	AdoptObjects []deployer.ObjectRef
 	// Groups orders the deletion; empty means Landscaper's default:
 	// namespaced objects, then cluster-scoped ones, then CRDs.
 	Groups []DeletionGroupDefinition
@@ -118,7 +122,7 @@ func deletable(ctx context.Context, cl *target.Cluster, opts DeleteOptions, mr M
 	if err != nil {
 		return false, Classify(err, ReasonDelete, "unable to get "+refString(ref))
 	}
-	if l := live.GetLabels()[opts.ManagedLabel]; mr.Policy == PolicyFallback && l != opts.Owner && (opts.AdoptFrom == "" || l != opts.AdoptFrom) {
+	if mr.Policy == PolicyFallback && live.GetLabels()[opts.ManagedLabel] != opts.Owner && !adopted(opts.ManagedLabel, opts.AdoptFrom, opts.AdoptObjects, live) {
 		return false, nil
 	}
 	if live.GetDeletionTimestamp() != nil || (len(mr.AnnotateBeforeDelete) == 0 && len(mr.PatchBeforeDelete) == 0) {

@@ -38,15 +38,16 @@ type Spec struct {
 	// ManagedLabel and Owner: see ApplyOptions. Owner is required.
 	ManagedLabel string
 	Owner        string
-	// AdoptFrom: see ApplyOptions.
-	AdoptFrom string `json:",omitempty"`
+	// AdoptFrom and AdoptObjects: see ApplyOptions.
+	AdoptFrom    string               `json:",omitempty"`
+	AdoptObjects []deployer.ObjectRef `json:",omitempty"`
 	// Labels are added to every object.
 	Labels map[string]string
 }
 
 func (s *Spec) applyOptions() ApplyOptions {
 	return ApplyOptions{
-		ManagedLabel: s.ManagedLabel, Owner: s.Owner, AdoptFrom: s.AdoptFrom, Labels: s.Labels,
+		ManagedLabel: s.ManagedLabel, Owner: s.Owner, AdoptFrom: s.AdoptFrom, AdoptObjects: s.AdoptObjects, Labels: s.Labels,
 		UpdateStrategy: s.UpdateStrategy, DefaultNamespace: s.DefaultNamespace,
 		DeletionGroupsDuringUpdate: s.DeletionGroupsDuringUpdate,
 	}
@@ -177,7 +178,7 @@ func Reconcile(ctx context.Context, cl *target.Cluster, spec *Spec, job string, 
 		// Deleting orphans takes time; what was written may change meanwhile.
 		fresh = nil
 		rem, err := DeleteManaged(ctx, cl, DeleteOptions{ManagedLabel: spec.ManagedLabel, Owner: spec.Owner,
-			AdoptFrom: spec.AdoptFrom, Groups: spec.DeletionGroupsDuringUpdate}, p.Orphans)
+			AdoptFrom: spec.AdoptFrom, AdoptObjects: spec.AdoptObjects, Groups: spec.DeletionGroupsDuringUpdate}, p.Orphans)
 		st.Managed = without(st.Managed, p.Orphans, rem)
 		p.Orphans = rem
 		if err != nil {
@@ -277,7 +278,7 @@ func Delete(ctx context.Context, cl *target.Cluster, spec *Spec, st State) (Outc
 		return Outcome{State: st}, nil
 	}
 	rem, err := DeleteManaged(ctx, cl, DeleteOptions{ManagedLabel: spec.ManagedLabel, Owner: spec.Owner,
-		AdoptFrom: spec.AdoptFrom, Groups: spec.DeletionGroups}, st.Managed)
+		AdoptFrom: spec.AdoptFrom, AdoptObjects: spec.AdoptObjects, Groups: spec.DeletionGroups}, st.Managed)
 	st.Managed = rem
 	if err != nil {
 		return Outcome{State: st}, err

@@ -113,3 +113,44 @@ func TestDeleteBeforeTheFirstRunDeletesWhatWouldBeAdopted(t *testing.T) {
 		t.Error("taken, relabelled by another DeployItem, was deleted")
 	}
 }
+
+// An item moved from another provider's resource (kubernetes_manifest,
+// kubectl_manifest) takes over the objects that resource's state recorded,
+// which carry no label to know them by: the recorded objects are adopted
+// by group, kind, namespace and name, in place whatever their policy, and
+// deleted when no longer rendered; an object not recorded is not the
+// item's, even when the item renders it as fallback.
+func TestAdoptionOfMovedObjects(t *testing.T) {
+	ns := namespace(t)
+	uids := map[string]string{}
+	for _, name := range []string{"fallback", "immutable", "gone", "unrecorded"} {
+		u := create(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: {v: old}\n", name, ns))
+		uids[name] = string(u.GetUID())
+	}
+	entry := func(policy, name string) string {
+		return fmt.Sprintf("\n  - policy: %s\n    manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: %s, namespace: %s}, data: {v: new}}",
+			policy, name, ns)
+	}
+	it := newItem(t, config("manifests:"+entry("fallback", "fallback")+entry("immutable", "immutable")+entry("fallback", "unrecorded")))
+	var recorded []deployer.ObjectRef
+	for _, name := range []string{"fallback", "immutable", "gone"} {
+		recorded = append(recorded, deployer.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: name})
+	}
+	it.req.Adopt = &deployer.Adoption{Source: "kubernetes_manifest", Objects: recorded}
+	it.mustReconcile()
+
+	owner := kube.OwnerFor(it.req.Execution, it.req.Item)
+	for name, v := range map[string]string{"fallback": "new", "immutable": "old"} {
+		u := mustGet(t, cmGVK, ns, name)
+		if string(u.GetUID()) != uids[name] || u.GetLabels()[kube.ManifestManagedLabel] != owner || data(t, u)["v"] != v {
+			t.Errorf("%s: UID %s (was %s), label %q (want %q), v=%s (want %s)", name, u.GetUID(), uids[name],
+				u.GetLabels()[kube.ManifestManagedLabel], owner, data(t, u)["v"], v)
+		}
+	}
+	if u := mustGet(t, cmGVK, ns, "unrecorded"); len(u.GetLabels()) > 0 || data(t, u)["v"] != "old" {
+		t.Errorf("unrecorded, not the moved resource's, was touched: %v %v", u.GetLabels(), data(t, u))
+	}
+	if get(t, cmGVK, ns, "gone") != nil {
+		t.Error("gone: recorded by the moved resource, no longer rendered, still exists")
+	}
+}

@@ -211,10 +211,15 @@ func (d *Deployer) prepare(req deployer.Request) (*kube.Spec, *target.Cluster, k
 		ManagedLabel:               kube.ManifestManagedLabel,
 		Owner:                      kube.OwnerFor(req.Execution, req.Item),
 	}
-	if req.Adopt != nil {
+	if a := req.Adopt; a != nil {
 		// Landscaper's manifest deployer labels with the same key, its
-		// value being the DeployItem's name.
-		spec.AdoptFrom = req.Adopt.DeployItem
+		// value being the DeployItem's name. Objects of a resource moved
+		// from another provider carry no such label: the ones its state
+		// recorded are adopted by name.
+		spec.AdoptFrom = a.DeployItem
+		if a.Source != "" {
+			spec.AdoptObjects = a.Objects
+		}
 	}
 	return spec, cl, st, nil
 }
