@@ -369,14 +369,25 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 			return proposed, nil, nil
 		}
 		ps := x.allowed().refusedDeletes(executionDeletions(saved.Status, saved.Status.DeletedOnDestroy(), ""), "is deleted when the resource is destroyed")
-		return proposed, nil, append(ps, x.targets().missingForDestroy(executionTargets(saved.Status, ""), "destroying")...)
+		ps = append(ps, x.targets().missingForDestroy(executionTargets(saved.Status, ""), "destroying")...)
+		return proposed, nil, append(ps, movedNeverApplied(saved.Status)...)
 	}
 	var ps problems
 	f := fields(proposed)
 	f["id"] = f["name"]
 
+	// With no prior state this plans a create, also when it replaces an
+	// object: the replaced object's private state (which Terraform passes
+	// along, and hands to its delete) is not the new object's status.
+	if prior.IsNull() {
+		priorPrivate = nil
+	}
+	saved, savedErr := decodeExecutionPrivate(priorPrivate)
 	var replace []*tftypes.AttributePath
-	if pf := fields(prior); pf != nil && !pf["name"].Equal(f["name"]) {
+	// A new name replaces the execution, unless no job ever ran under the
+	// old one (moved or imported, not applied yet): then nothing exists
+	// under it, and replacing would only drop what the first apply adopts.
+	if pf := fields(prior); pf != nil && !pf["name"].Equal(f["name"]) && (savedErr != nil || saved.Status.JobID != "") {
 		replace = append(replace, tftypes.NewAttributePath().WithAttributeName("name"))
 	}
 	cct := x.vt.resource.AttributeTypes[attrClusterChanges]
@@ -389,15 +400,8 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 		f[attrRolloutPlan] = tftypes.NewValue(x.vt.rolloutPlan(), tftypes.UnknownValue)
 		return x.vt.withComputedUnknown(f), replace, ps
 	}
-	// With no prior state this plans a create, also when it replaces an
-	// object: the replaced object's private state (which Terraform passes
-	// along, and hands to its delete) is not the new object's status.
-	if prior.IsNull() {
-		priorPrivate = nil
-	}
-	saved, err := decodeExecutionPrivate(priorPrivate)
-	if err != nil {
-		ps.add(nil, "Corrupt private state", err.Error())
+	if savedErr != nil {
+		ps.add(nil, "Corrupt private state", savedErr.Error())
 		return planned, replace, ps
 	}
 	prev := saved.Status
@@ -411,7 +415,8 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 	for _, n := range job.Delete {
 		orphans[n] = prev.Items[n].Spec.Target
 	}
-	if ps = append(ps, x.targets().missingForDestroy(orphans, "deleting")...); ps.errors() {
+	ps = append(ps, x.targets().missingForDestroy(orphans, "deleting")...)
+	if ps = append(ps, x.adoptionProblems(want.exec, prev, job)...); ps.errors() {
 		return planned, replace, ps
 	}
 	f[attrClusterChanges] = tftypes.NewValue(cct, nil)
@@ -450,6 +455,7 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 			unknown[n] = true
 		}
 	}
+	var err error
 	if f["exports"], f["sensitive_exports"], err = exportValues(prev, slices.Sorted(maps.Keys(want.exec.Items)), want.sensitive, unknown, want.unrouted); err != nil {
 		ps.add(tftypes.NewAttributePath().WithAttributeName("exports"), "Export cannot be represented", err.Error())
 	}
