@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -41,6 +43,9 @@ type Workspace struct {
 	Dir       string
 	Terraform string
 	Env       []string
+	// overrides are the CLI configuration's dev_overrides, by provider
+	// source address.
+	overrides map[string]string
 }
 
 // NewWorkspace skips the test unless acceptance tests are enabled and
@@ -60,13 +65,8 @@ func NewWorkspace(t testing.TB, providerDir string, buildErr error) *Workspace {
 	}
 	dir := t.TempDir()
 	cliConfig := filepath.Join(dir, "cli.tfrc")
-	WriteFile(t, cliConfig, fmt.Sprintf(`provider_installation {
-  dev_overrides {
-    "landscaper-tf/landscaper" = %q
-  }
-  direct {}
-}
-`, providerDir))
+	w := &Workspace{T: t, Dir: dir, Terraform: tfBin, overrides: map[string]string{"landscaper-tf/landscaper": providerDir}}
+	w.writeCLIConfig()
 	// Nothing of the caller's Terraform settings (TF_LOG, TF_CLI_ARGS...)
 	// may change what these tests see.
 	var env []string
@@ -75,8 +75,32 @@ func NewWorkspace(t testing.TB, providerDir string, buildErr error) *Workspace {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "TF_CLI_CONFIG_FILE="+cliConfig, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
-	return &Workspace{T: t, Dir: dir, Terraform: tfBin, Env: env}
+	w.Env = append(env, "TF_CLI_CONFIG_FILE="+cliConfig, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	return w
+}
+
+// Override makes Terraform find the provider source (namespace/type) in
+// dir, through dev_overrides as this provider is found; an empty dir
+// removes the override.
+func (w *Workspace) Override(source, dir string) {
+	w.T.Helper()
+	if dir == "" {
+		delete(w.overrides, source)
+	} else {
+		w.overrides[source] = dir
+	}
+	w.writeCLIConfig()
+}
+
+func (w *Workspace) writeCLIConfig() {
+	w.T.Helper()
+	var b strings.Builder
+	b.WriteString("provider_installation {\n  dev_overrides {\n")
+	for _, src := range slices.Sorted(maps.Keys(w.overrides)) {
+		fmt.Fprintf(&b, "    %q = %q\n", src, w.overrides[src])
+	}
+	b.WriteString("  }\n  direct {}\n}\n")
+	WriteFile(w.T, w.Path("cli.tfrc"), b.String())
 }
 
 // Path returns the absolute path of name in the workspace.

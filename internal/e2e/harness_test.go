@@ -29,6 +29,9 @@ var (
 var kubeEnv *testenv.Env
 
 func TestMain(m *testing.M) {
+	if address := os.Getenv(sourceProviderEnv); address != "" {
+		serveStubProvider(address)
+	}
 	dir, cleanup, err := acctest.BuildProvider()
 	providerDir, buildErr = dir, err
 	var code int

@@ -21,10 +21,11 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
 )
 
-// installAsLandscaper installs the demo chart as Landscaper's helm
-// deployer does: helm's install action with the config's release name and
-// namespace, releases stored in Secrets.
-func installAsLandscaper(t *testing.T, kubeconfigPath, ns, name string, values map[string]any) {
+// installDemoRelease installs the demo chart as Landscaper's helm deployer
+// and the helm provider do: helm's install action with the release name
+// and namespace (created if missing), releases stored in Secrets. The
+// release is at revision 1.
+func installDemoRelease(t *testing.T, kubeconfigPath, ns, name string, values map[string]any) {
 	t.Helper()
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig, flags.Namespace = &kubeconfigPath, &ns
@@ -60,7 +61,7 @@ func TestImportFromLandscaper_helm(t *testing.T) {
 	c := newLandscaperCluster(t)
 	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: cu-helm}\n")
-	installAsLandscaper(t, w.Path("kubeconfig"), "helm-example", "hello", map[string]any{"message": "from-landscaper"})
+	installDemoRelease(t, w.Path("kubeconfig"), "helm-example", "hello", map[string]any{"message": "from-landscaper"})
 	rc, err := clientcmd.BuildConfigFromFlags("", w.Path("kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
