@@ -12,7 +12,6 @@ import (
 	helmkube "helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -62,26 +61,8 @@ func TestImportFromLandscaper_helm(t *testing.T) {
 	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
 	c.write("apiVersion: v1\nkind: Namespace\nmetadata: {name: cu-helm}\n")
 	installDemoRelease(t, w.Path("kubeconfig"), "helm-example", "hello", map[string]any{"message": "from-landscaper"})
-	rc, err := clientcmd.BuildConfigFromFlags("", w.Path("kubeconfig"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uids := func() string {
-		cm, err := cs.CoreV1().ConfigMaps("helm-example").Get(t.Context(), "hello-config", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := cs.CoreV1().Secrets("helm-example").Get(t.Context(), "hello-secret", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(cm.UID) + "," + string(s.UID)
-	}
-	before := uids()
+	cs, _ := clients(t, w.Path("kubeconfig"))
+	before := helmtest.DemoUIDs(t, cs, "helm-example", "hello")
 
 	c.write(myClusterTarget("cu-helm"))
 	raw := helmtest.ArchiveBase64(t, helmtest.Demo, "")
@@ -123,18 +104,10 @@ deployExecutions:
 	}
 	w.Apply()
 
-	l, err := cs.CoreV1().Secrets("helm-example").List(t.Context(), metav1.ListOptions{LabelSelector: "owner=helm,name=hello"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var history []string
-	for _, s := range l.Items {
-		history = append(history, s.Labels["version"]+":"+s.Labels["status"])
-	}
-	if got := strings.Join(history, ","); got != "1:superseded,2:deployed" {
+	if got := strings.Join(helmtest.History(t, cs, "helm-example", "hello"), ","); got != "1:superseded,2:deployed" {
 		t.Fatalf("release history %s, want Landscaper's revision 1 upgraded in place to 2", got)
 	}
-	if after := uids(); after != before {
+	if after := helmtest.DemoUIDs(t, cs, "helm-example", "hello"); after != before {
 		t.Fatalf("the release's objects were re-created: UIDs %s, were %s", after, before)
 	}
 	if out, code := w.PlanExitCode(); code != 0 {

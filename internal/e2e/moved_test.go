@@ -86,34 +86,6 @@ func clients(t *testing.T, kubeconfigPath string) (*kubernetes.Clientset, *dynam
 	return kubernetes.NewForConfigOrDie(rc), dynamic.NewForConfigOrDie(rc)
 }
 
-// releaseHistory lists a release's revisions as "<revision>:<status>".
-func releaseHistory(t *testing.T, cs *kubernetes.Clientset, ns, name string) string {
-	t.Helper()
-	l, err := cs.CoreV1().Secrets(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, s := range l.Items {
-		out = append(out, s.Labels["version"]+":"+s.Labels["status"])
-	}
-	return strings.Join(out, ",")
-}
-
-// demoUIDs are the UIDs of the demo chart's objects of release name.
-func demoUIDs(t *testing.T, cs *kubernetes.Clientset, ns, name string) string {
-	t.Helper()
-	cm, err := cs.CoreV1().ConfigMaps(ns).Get(t.Context(), name+"-config", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := cs.CoreV1().Secrets(ns).Get(t.Context(), name+"-secret", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(cm.UID) + "," + string(s.UID)
-}
-
 // recordedValues are the values the helm provider installed the recorded
 // release with (metadata.values, with set_sensitive cloaked), with the
 // cloaked ones given.
@@ -194,14 +166,14 @@ resource "landscaper_execution" "app" {
 			}
 			installDemoRelease(t, w.Path("kubeconfig"), c.ns, c.ns, recordedValues(t, r, c.sensitive))
 			cs, _ := clients(t, w.Path("kubeconfig"))
-			before := demoUIDs(t, cs, c.ns, c.ns)
+			before := helmtest.DemoUIDs(t, cs, c.ns, c.ns)
 
 			planMove(t, w, r, fmt.Sprintf(`Deploy item "release" adopts helm release %s/%s`, c.ns, c.ns))
 			w.Apply()
-			if got := releaseHistory(t, cs, c.ns, c.ns); got != "1:superseded,2:deployed" {
+			if got := strings.Join(helmtest.History(t, cs, c.ns, c.ns), ","); got != "1:superseded,2:deployed" {
 				t.Fatalf("release history %s, want revision 1 upgraded in place to 2", got)
 			}
-			if after := demoUIDs(t, cs, c.ns, c.ns); after != before {
+			if after := helmtest.DemoUIDs(t, cs, c.ns, c.ns); after != before {
 				t.Fatalf("the release's objects were re-created: UIDs %s, were %s", after, before)
 			}
 			if out, code := w.PlanExitCode(); code != 0 {

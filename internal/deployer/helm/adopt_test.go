@@ -13,7 +13,6 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
@@ -46,19 +45,6 @@ func installAsLandscaper(t *testing.T, tgt *deployer.Target, ns, name string, va
 	}
 }
 
-func uidsOf(t *testing.T, cs kubernetes.Interface, ns, name string) [2]string {
-	t.Helper()
-	cm, err := cs.CoreV1().ConfigMaps(ns).Get(t.Context(), name+"-config", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := cs.CoreV1().Secrets(ns).Get(t.Context(), name+"-secret", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return [2]string{string(cm.UID), string(s.UID)}
-}
-
 // The first run of an item imported from a Landscaper DeployItem upgrades
 // the release Landscaper installed, in place: one revision more, the same
 // objects. It never installs a release, not even when the one to adopt is
@@ -67,7 +53,7 @@ func TestAdoptionUpgradesTheReleaseInPlace(t *testing.T) {
 	tgt, cs := cluster(t)
 	ns, name := "helm-adopt", "hello"
 	installAsLandscaper(t, tgt, ns, name, map[string]any{"message": "from-landscaper"})
-	before := uidsOf(t, cs, ns, name)
+	before := helmtest.DemoUIDs(t, cs, ns, name)
 	config := func(release, message string) []byte {
 		return mustJSON(t, map[string]any{
 			"apiVersion": APIVersion, "kind": Kind, "name": release, "namespace": ns, "createNamespace": true,
@@ -90,7 +76,7 @@ func TestAdoptionUpgradesTheReleaseInPlace(t *testing.T) {
 		t.Fatalf("adopting a release that is gone: %v", err)
 	}
 	for _, n := range []string{"hello-renamed", "gone"} {
-		if got := releaseSecrets(t, cs, ns, n); len(got) != 0 {
+		if got := helmtest.History(t, cs, ns, n); len(got) != 0 {
 			t.Fatalf("a release %s was installed: %v", n, got)
 		}
 	}
@@ -105,10 +91,10 @@ func TestAdoptionUpgradesTheReleaseInPlace(t *testing.T) {
 	if ps.Release == nil || ps.Release.Revision != 2 {
 		t.Fatalf("provider status %s, want revision 2", res.ProviderStatus)
 	}
-	if got := strings.Join(releaseSecrets(t, cs, ns, name), ","); !strings.Contains(got, "1:superseded") || !strings.Contains(got, "2:deployed") || strings.Count(got, ":") != 2 {
+	if got := strings.Join(helmtest.History(t, cs, ns, name), ","); !strings.Contains(got, "1:superseded") || !strings.Contains(got, "2:deployed") || strings.Count(got, ":") != 2 {
 		t.Fatalf("release history %s, want Landscaper's revision 1 superseded by 2", got)
 	}
-	if after := uidsOf(t, cs, ns, name); after != before {
+	if after := helmtest.DemoUIDs(t, cs, ns, name); after != before {
 		t.Fatalf("objects re-created: UIDs %v, were %v", after, before)
 	}
 	cm, err := cs.CoreV1().ConfigMaps(ns).Get(t.Context(), name+"-config", metav1.GetOptions{})

@@ -98,19 +98,6 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 	return b
 }
 
-func releaseSecrets(t *testing.T, cs kubernetes.Interface, ns, name string) []string {
-	t.Helper()
-	l, err := cs.CoreV1().Secrets(ns).List(t.Context(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, s := range l.Items {
-		out = append(out, s.Labels["version"]+":"+s.Labels["status"])
-	}
-	return out
-}
-
 func TestReleaseLifecycle(t *testing.T) {
 	tgt, cs := cluster(t)
 	repo := helmtest.NewRepo(t)
@@ -182,7 +169,7 @@ func TestReleaseLifecycle(t *testing.T) {
 			if err != nil || cm.Data["message"] != "two" {
 				t.Fatalf("after upgrade: %v %v", cm, err)
 			}
-			if got := strings.Join(releaseSecrets(t, cs, ns, name), ","); !strings.Contains(got, "1:superseded") || !strings.Contains(got, "2:deployed") {
+			if got := strings.Join(helmtest.History(t, cs, ns, name), ","); !strings.Contains(got, "1:superseded") || !strings.Contains(got, "2:deployed") {
 				t.Fatalf("release history %s", got)
 			}
 			// The first result no longer describes the release.
@@ -197,7 +184,7 @@ func TestReleaseLifecycle(t *testing.T) {
 			if _, err := cs.CoreV1().ConfigMaps(ns).Get(t.Context(), name+"-config", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Fatalf("configmap after uninstall: %v", err)
 			}
-			if got := releaseSecrets(t, cs, ns, name); len(got) != 0 {
+			if got := helmtest.History(t, cs, ns, name); len(got) != 0 {
 				t.Fatalf("release records after uninstall: %v", got)
 			}
 			if drift, _ := d.Drift(t.Context(), req, res2); !strings.Contains(drift, "is gone") {
@@ -226,7 +213,7 @@ func TestReleaseRenderErrorIsTerminal(t *testing.T) {
 	if !strings.Contains(ce.Message, "broken/templates/configmap.yaml:6") {
 		t.Fatalf("message lacks template and line: %s", ce.Message)
 	}
-	if got := releaseSecrets(t, cs, "helm-broken", "broken"); len(got) != 0 {
+	if got := helmtest.History(t, cs, "helm-broken", "broken"); len(got) != 0 {
 		t.Fatalf("a chart that does not render leaves no release: %v", got)
 	}
 }

@@ -89,7 +89,7 @@ func TestManifestModeLifecycle(t *testing.T) {
 	if cm.Data["message"] != "one" || cm.Labels[ManagedDeployItemLabel] != kube.OwnerFor("e", "life") {
 		t.Fatalf("configmap %v labels %v", cm.Data, cm.Labels)
 	}
-	if got := releaseSecrets(t, cs, ns, name); len(got) != 0 {
+	if got := helmtest.History(t, cs, ns, name); len(got) != 0 {
 		t.Fatalf("manifest mode wrote helm release records: %v", got)
 	}
 	var export map[string]any

@@ -8,6 +8,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
@@ -30,6 +31,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 )
 
@@ -247,3 +250,34 @@ func Load(tb testing.TB, archive []byte) *chart.Chart {
 
 // discardLogger keeps the registry's request log out of test output.
 func discardLogger() *log.Logger { return log.New(io.Discard, "", 0) }
+
+// History lists the revisions of release name in ns from the Secrets helm
+// keeps them in, as "<revision>:<status>", in the order the API server
+// lists them.
+func History(tb testing.TB, cs kubernetes.Interface, ns, name string) []string {
+	tb.Helper()
+	l, err := cs.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for _, s := range l.Items {
+		out = append(out, s.Labels["version"]+":"+s.Labels["status"])
+	}
+	return out
+}
+
+// DemoUIDs are the UIDs of the ConfigMap and the Secret the Demo chart
+// renders for release name in ns.
+func DemoUIDs(tb testing.TB, cs kubernetes.Interface, ns, name string) [2]string {
+	tb.Helper()
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), name+"-config", metav1.GetOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := cs.CoreV1().Secrets(ns).Get(context.Background(), name+"-secret", metav1.GetOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return [2]string{string(cm.UID), string(s.UID)}
+}
