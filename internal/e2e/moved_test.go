@@ -190,7 +190,7 @@ resource "landscaper_execution" "app" {
 // ConfigMap, the apply updates it in place (same UID) and labels it as
 // the item's, and the next plan is empty.
 func TestMovedFromManifests(t *testing.T) {
-	for _, file := range []string{movedtest.Alekc, movedtest.Gavinbunney} {
+	for _, file := range []string{movedtest.Kubernetes, movedtest.Alekc, movedtest.Gavinbunney} {
 		t.Run(file, func(t *testing.T) {
 			t.Parallel()
 			r := movedtest.Load(t, file)

@@ -309,3 +309,26 @@ func jsonString(t *testing.T, raw json.RawMessage) string {
 	}
 	return s
 }
+
+// The recorded manifest resources convert to their one object, in the
+// namespace the source provider put it in, adopted by its exact reference.
+func TestRecordedManifests(t *testing.T) {
+	for _, c := range []struct{ file, name, object string }{
+		{movedtest.Kubernetes, "moved-kubernetes", `{"apiVersion":"v1","data":{"greeting":"hello from kubernetes_manifest"},"kind":"ConfigMap",` +
+			`"metadata":{"labels":{"app":"moved"},"name":"moved-kubernetes","namespace":"default"}}`},
+		{movedtest.Alekc, "moved-alekc", `{"apiVersion":"v1","data":{"greeting":"hello from alekc/kubectl"},"kind":"ConfigMap",` +
+			`"metadata":{"name":"moved-alekc","namespace":"default"}}`},
+		{movedtest.Gavinbunney, "moved-gavinbunney", `{"apiVersion":"v1","data":{"greeting":"hello from gavinbunney/kubectl"},"kind":"ConfigMap",` +
+			`"metadata":{"name":"moved-gavinbunney","namespace":"default"}}`},
+	} {
+		r := movedtest.Load(t, c.file)
+		it := convert(t, r.Provider, r.Type, r.SchemaVersion, string(r.JSON(t)))
+		if want := `{"manifests":[{"manifest":` + c.object + `}]}`; string(it.Config) != want {
+			t.Errorf("%s: config\n%s\nwant\n%s", c.file, it.Config, want)
+		}
+		wantAdopt := &deployer.Adoption{Source: r.Type, Objects: []deployer.ObjectRef{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: c.name}}}
+		if !reflect.DeepEqual(it.Adopt, wantAdopt) || it.Execution != c.name || len(it.Warnings) > 0 {
+			t.Errorf("%s: adoption %+v, execution %q, warnings %v", c.file, it.Adopt, it.Execution, it.Warnings)
+		}
+	}
+}
