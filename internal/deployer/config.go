@@ -69,6 +69,60 @@ func (e *UnknownFieldsError) Error() string {
 	return fmt.Sprintf("unknown field %s: this deployer ignores it (a typo?)", strings.Join(quoteAll(e.Fields), ", "))
 }
 
+// Lookalike is the hint a message about a missing required field gives
+// when warning (an *UnknownFieldsError) names fields that look like a
+// misspelling of it: ` (the config has "comand", which this deployer does
+// not know: a misspelling of "command"?)`. It is "" when none does.
+func Lookalike(field string, warning error) string {
+	var uf *UnknownFieldsError
+	if !errors.As(warning, &uf) {
+		return ""
+	}
+	var like []string
+	for _, u := range uf.Fields {
+		if looksLike(u, field) {
+			like = append(like, strconv.Quote(u))
+		}
+	}
+	if len(like) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the config has %s, which this deployer does not know: a misspelling of %q?)", strings.Join(like, " and "), field)
+}
+
+// looksLike reports whether name is within a few edits of field, ignoring
+// case: one edit for short names, one more for each five letters.
+func looksLike(name, field string) bool {
+	a, b := []rune(strings.ToLower(name)), []rune(strings.ToLower(field))
+	return editDistance(a, b) <= 1+len(b)/5
+}
+
+// editDistance counts the insertions, deletions, substitutions and swaps
+// of adjacent letters that turn a into b (optimal string alignment).
+func editDistance(a, b []rune) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
 // IsWarning reports whether a deployer's validation error only warns.
 func IsWarning(err error) bool {
 	var uf *UnknownFieldsError

@@ -2,6 +2,7 @@ package deployer
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -76,5 +77,32 @@ func TestDecodeStrictWarnsAboutEveryUnknownField(t *testing.T) {
 	}
 	if err := DecodeStrict(json.RawMessage(`{"a":1}`), &v); err != nil {
 		t.Fatalf("clean config: %v", err)
+	}
+}
+
+func TestLookalike(t *testing.T) {
+	warning := &UnknownFieldsError{Fields: []string{"comand", "Namespce", "values2", "x"}}
+	for field, want := range map[string]string{
+		"command":   `"comand"`,
+		"namespace": `"Namespce"`, // case is ignored
+		"values":    `"values2"`,
+		"chart":     "",
+		"env":       "", // "x" is three edits away
+	} {
+		got := Lookalike(field, warning)
+		if want == "" && got != "" || want != "" && !strings.Contains(got, "the config has "+want+", which this deployer does not know: a misspelling of "+strconv.Quote(field)+"?") {
+			t.Errorf("Lookalike(%q) = %q, want it to name %s", field, got, want)
+		}
+	}
+	if got := Lookalike("command", nil); got != "" {
+		t.Errorf("no warning: %q", got)
+	}
+	for _, c := range []struct {
+		a, b string
+		d    int
+	}{{"comand", "command", 1}, {"commnad", "command", 1}, {"", "abc", 3}, {"kitten", "sitting", 3}} {
+		if d := editDistance([]rune(c.a), []rune(c.b)); d != c.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, d, c.d)
+		}
 	}
 }

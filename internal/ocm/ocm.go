@@ -145,6 +145,15 @@ type Repository interface {
 	Spec() RepositorySpec
 }
 
+// VersionLister is a Repository that can list the versions of a
+// component it holds, so that a version it lacks can be answered with
+// the ones it has.
+type VersionLister interface {
+	// Versions lists the versions of component, in no particular order;
+	// none is not an error.
+	Versions(ctx context.Context, component string) ([]string, error)
+}
+
 // ComponentVersion is one component version as a repository stores it.
 type ComponentVersion struct {
 	Descriptor *Descriptor

@@ -68,8 +68,8 @@ func (r *Resolver) Effective(ref Ref) Ref {
 func (r *Resolver) Resolve(ctx context.Context, ref Ref) (*ComponentVersion, error) {
 	eff := r.Effective(ref)
 	if eff.RepositoryContext == nil {
-		return nil, fmt.Errorf("component %s: no repository to look it up in: set component.repository_context, component.repository "+
-			"or the provider's repository_context, or add it to the constructor files", eff)
+		return nil, fmt.Errorf("component %s: %w: set component.repository_context, component.repository "+
+			"or the provider's repository_context, or add it to the constructor files", eff, ErrNoRepository)
 	}
 	spec, err := ParseRepositorySpec(eff.RepositoryContext)
 	if err != nil {
@@ -95,6 +95,34 @@ func (r *Resolver) Resolve(ctx context.Context, ref Ref) (*ComponentVersion, err
 		}
 	})
 	return e.cv, e.err
+}
+
+// ErrNoRepository marks a lookup that had no repository to look in.
+var ErrNoRepository = errors.New("no repository to look it up in")
+
+// Versions lists the versions of ref's component that the repository ref
+// resolves to (overwrites and default applied, the version ignored)
+// holds, for messages that suggest one. It names the repository; the list
+// is nil when there is none or it cannot list (VersionLister).
+func (r *Resolver) Versions(ctx context.Context, ref Ref) (repo string, versions []string, err error) {
+	eff := r.Effective(ref)
+	if eff.RepositoryContext == nil {
+		return "", nil, nil
+	}
+	spec, err := ParseRepositorySpec(eff.RepositoryContext)
+	if err != nil {
+		return "", nil, err
+	}
+	rp, err := r.repository(spec)
+	if err != nil {
+		return spec.String(), nil, err
+	}
+	l, ok := rp.(VersionLister)
+	if !ok {
+		return spec.String(), nil, nil
+	}
+	versions, err = l.Versions(ctx, eff.ComponentName)
+	return spec.String(), versions, err
 }
 
 func (r *Resolver) repository(spec RepositorySpec) (Repository, error) {

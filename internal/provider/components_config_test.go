@@ -72,7 +72,7 @@ resource "landscaper_installation" "app" {
 		},
 		"no repository at all": {
 			resource: `component = { name = "github.com/acme/app", version = "v1.0.0" }`,
-			want:     `(?s)component github.com/acme/app:v1.0.0: no repository\s+to\s+look\s+it\s+up\s+in`,
+			want:     `(?s)component\s+github.com/acme/app\s+version\s+v1.0.0\s+was\s+not\s+found;\s+there\s+is\s+nowhere\s+to\s+look\s+it\s+up:\s+give\s+constructor\s+files`,
 		},
 	}
 	for name, tc := range cases {

@@ -42,9 +42,36 @@ func (ps problems) protocol() []*tfprotov6.Diagnostic {
 		if p.warning {
 			sev = tfprotov6.DiagnosticSeverityWarning
 		}
-		out = append(out, &tfprotov6.Diagnostic{Severity: sev, Summary: p.summary, Detail: named(p.path, p.detail), Attribute: p.path})
+		out = append(out, &tfprotov6.Diagnostic{Severity: sev, Summary: p.summary, Detail: named(p.path, p.detail), Attribute: shown(p.path)})
 	}
 	return out
+}
+
+// shown is the part of path Terraform can point at in the configuration:
+// the attribute and, within it, one map key or list index, which
+// Terraform highlights from the key to the end of its value. Terraform
+// (1.11) follows longer paths only through nested blocks, which this
+// provider's schemas have none of: it then highlights the resource's
+// first line, or worse, a top-level attribute named like the path's last
+// step (an undefined provider target's targets["cluster"].name pointed at
+// the resource's name). What the shorter path leaves out, the detail
+// says (named).
+func shown(path *tftypes.AttributePath) *tftypes.AttributePath {
+	if path == nil {
+		return nil
+	}
+	steps := path.Steps()
+	if len(steps) < 2 {
+		return path
+	}
+	if _, ok := steps[0].(tftypes.AttributeName); !ok {
+		return path
+	}
+	switch steps[1].(type) {
+	case tftypes.ElementKeyString, tftypes.ElementKeyInt:
+		return tftypes.NewAttributePathWithSteps(steps[:2])
+	}
+	return tftypes.NewAttributePathWithSteps(steps[:1])
 }
 
 // named prefixes a detail with the path it is about when the path leads

@@ -571,7 +571,7 @@ func loadProblems(err error) problems {
 		if pe != nil && pe.Path != "" {
 			summary = fmt.Sprintf("Sub-installation %q cannot be rendered", pe.Path)
 		}
-		ps.add(nil, summary, err.Error())
+		ps.add(attrPath("blueprint"), summary, err.Error())
 	}
 	return ps
 }
@@ -1110,7 +1110,8 @@ func treeProblems(st *installation.Status) problems {
 			if is.Phase == core.PhaseDeleteFailed {
 				verb = "could not be deleted"
 			}
-			ps.add(nil, fmt.Sprintf("Deploy item %q %s", installation.Join(p, n), verb), errorDetail(is.LastError))
+			// The item is the blueprint's: its rendering is where it comes from.
+			ps.add(attrPath("blueprint"), fmt.Sprintf("Deploy item %q %s", installation.Join(p, n), verb), errorDetail(is.LastError))
 		}
 	})
 	if len(ps) == 0 {
@@ -1126,7 +1127,7 @@ func treeProblems(st *installation.Status) problems {
 				return // rolloutProblems says why, and where
 			}
 			if p == "" || !strings.HasPrefix(s.LastError.Reason, "SubInstallations") {
-				ps.add(nil, name+" "+strings.ToLower(string(s.Phase)), errorDetail(s.LastError))
+				ps.add(attrPath("blueprint"), name+" "+strings.ToLower(string(s.Phase)), errorDetail(s.LastError))
 			}
 		})
 	}

@@ -142,6 +142,12 @@ func loadComponents(ctx context.Context, c *Component, opts Options) (*component
 	if errors.As(err, &ve) {
 		return nil, &SourceError{Field: "verification", Err: err}
 	}
+	var ue *component.UnknownVersionError
+	if errors.As(err, &ue) && err == error(ue) {
+		// The installation's own component version (a reference's is
+		// its constructor file's), with the versions there are.
+		return nil, &SourceError{Field: "component", Err: err}
+	}
 	if strings.Contains(err.Error(), "constructor ") {
 		return nil, constructorError(c.Constructors, err)
 	}

@@ -67,6 +67,7 @@ func Resolve(ctx context.Context, o ResolveOptions) (*Set, error) {
 		if s, err = load(srcs, o.Resolver != nil); err != nil {
 			return nil, err
 		}
+		s.constructors = true
 	} else {
 		s = &Set{byID: map[ID]*Component{}}
 	}
@@ -124,7 +125,7 @@ func (w *walk) root(ref ocm.Ref) error {
 	} else {
 		cv, err := w.s.resolver.Resolve(w.ctx, ref)
 		if err != nil {
-			return err
+			return w.s.unknownVersion(w.ctx, ref, err)
 		}
 		normalisation := ""
 		if w.verifier != nil {
@@ -169,6 +170,7 @@ func (w *walk) expand(level []*Component, seen map[*Component]bool) ([]*Componen
 	}
 	type result struct {
 		p   pending
+		ref ocm.Ref
 		cv  *ocm.ComponentVersion
 		id  ID
 		err error
@@ -179,7 +181,7 @@ func (w *walk) expand(level []*Component, seen map[*Component]bool) ([]*Componen
 		id := ID{p.ref.ComponentName, p.ref.Version}
 		ref := ocm.Ref{ComponentName: id.Name, Version: id.Version, RepositoryContext: w.base}
 		eff := w.s.resolver.Effective(ref)
-		results[i] = result{p: p, id: ID{eff.ComponentName, eff.Version}}
+		results[i] = result{p: p, ref: ref, id: ID{eff.ComponentName, eff.Version}}
 		if effID := results[i].id; effID != id {
 			w.mu.Lock()
 			w.s.redirect[id] = effID
@@ -198,7 +200,8 @@ func (w *walk) expand(level []*Component, seen map[*Component]bool) ([]*Componen
 	var next []*Component
 	for _, r := range results {
 		if r.err != nil {
-			return nil, fmt.Errorf("component %s (%s): reference %q: %w", r.p.from.ID(), r.p.from.origin(), r.p.ref.Name, r.err)
+			return nil, fmt.Errorf("component %s (%s): reference %q: %w", r.p.from.ID(), r.p.from.origin(), r.p.ref.Name,
+				w.s.unknownVersion(w.ctx, r.ref, r.err))
 		}
 		c, ok := w.s.byID[r.id]
 		if !ok {

@@ -25,6 +25,8 @@ type Set struct {
 	components []*Component // in file order, then as resolved
 	byID       map[ID]*Component
 	digest     string
+	// constructors tells whether the Set was built from constructor files.
+	constructors bool
 
 	// For components from repositories (see Resolve): the operation's
 	// context, how to reach the repositories, references the overwrites
@@ -364,7 +366,14 @@ func (s *Set) Component(name, version string) (*Component, error) {
 		if s.resolver != nil {
 			return nil, fmt.Errorf("component %s:%s was not resolved (known: %s)", name, version, s.knownIDs())
 		}
-		return nil, fmt.Errorf("component %s:%s is in none of the constructor files (known: %s)", name, version, s.knownIDs())
+		var versions []string
+		for _, c := range s.components {
+			if c.Spec.Name == name {
+				versions = append(versions, c.Spec.Version)
+			}
+		}
+		return nil, fmt.Errorf("component %s:%s is in none of the constructor files, which offer %s of it (known: %s)",
+			name, version, offered(versions), s.knownIDs())
 	}
 	var found []*Component
 	for _, c := range s.components {

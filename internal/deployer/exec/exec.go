@@ -133,7 +133,8 @@ func parseConfig(raw json.RawMessage) (*config, error) {
 		return nil, configProblem("%v (fields: command, args: lists of strings; env: object with string values; workingDir: string; importValues: any value; cleanEnv: boolean)", warning)
 	}
 	if len(c.Command) == 0 {
-		return nil, configProblem("command is required: list the program and its arguments, e.g. [\"sh\", \"-c\", \"...\"]")
+		return nil, configProblem("command is required%s: list the program and its arguments, e.g. [\"sh\", \"-c\", \"...\"]",
+			deployer.Lookalike("command", warning))
 	}
 	if c.Command[0] == "" {
 		return nil, configProblem("command[0], the program to run, must not be empty")

@@ -111,7 +111,9 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", `{"command":["sh","-c","true"],"env":{"A":"b"},"workingDir":"x","importValues":{"a":[1]}}`, ""},
 		{"valid minimal", `{"command":["true"]}`, ""},
-		{"missing command", `{"env":{}}`, "command is required"},
+		{"missing command", `{"env":{}}`, "command is required: list"},
+		{"misspelled command", `{"comand":["true"],"workDir":"x"}`,
+			`command is required (the config has "comand", which this deployer does not know: a misspelling of "command"?)`},
 		{"null command", `{"command":null}`, "command is required"},
 		{"empty command", `{"command":[]}`, "command is required"},
 		{"empty program", `{"command":["","x"]}`, "must not be empty"},

@@ -211,7 +211,7 @@ func parseConfig(raw json.RawMessage) (*Config, error) {
 	if warning != nil && !deployer.IsWarning(warning) {
 		return nil, warning
 	}
-	if err := c.validate(); err != nil {
+	if err := c.validate(warning); err != nil {
 		return nil, err
 	}
 	// Unknown fields only warn: returned with the config, for Validate.
@@ -220,10 +220,12 @@ func parseConfig(raw json.RawMessage) (*Config, error) {
 
 // validate applies Landscaper's validation of a ProviderConfiguration, plus
 // what can be checked before anything runs (values are an object, option
-// values have the right types).
-func (c *Config) validate() error {
+// values have the right types). A missing required field names the
+// unknown fields (warning) that look like a misspelling of it.
+func (c *Config) validate(warning error) error {
 	var errs []string
 	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	like := func(field string) string { return deployer.Lookalike(field, warning) }
 
 	if c.APIVersion != "" && c.APIVersion != APIVersion {
 		add("apiVersion: must be %q", APIVersion)
@@ -232,17 +234,17 @@ func (c *Config) validate() error {
 		add("kind: must be %q", Kind)
 	}
 	if c.Name == "" {
-		add("name: must not be empty")
+		add("name: must not be empty%s", like("name"))
 	}
 	if c.Namespace == "" {
-		add("namespace: must not be empty")
+		add("namespace: must not be empty%s", like("namespace"))
 	}
 	switch c.UpdateStrategy {
 	case "", "update", "patch":
 	default:
 		add(`updateStrategy: must be "update" or "patch"`)
 	}
-	errs = append(errs, c.Chart.validate()...)
+	errs = append(errs, c.Chart.validate(like)...)
 	if len(c.Values) > 0 && string(c.Values) != "null" {
 		var m map[string]any
 		if err := json.Unmarshal(c.Values, &m); err != nil {
@@ -272,9 +274,9 @@ func (c *Config) validate() error {
 	return nil
 }
 
-func (ch *Chart) validate() []string {
+func (ch *Chart) validate(like func(field string) string) []string {
 	if ch.Ref == "" && ch.Archive == nil && ch.FromResource == nil && ch.HelmChartRepo == nil && ch.ResourceRef == "" {
-		return []string{"chart: must not be empty: either ref, archive, fromResource, helmChartRepo or resourceRef must be set"}
+		return []string{"chart: must not be empty" + like("chart") + ": either ref, archive, fromResource, helmChartRepo or resourceRef must be set"}
 	}
 	var errs []string
 	switch {
@@ -289,13 +291,13 @@ func (ch *Chart) validate() []string {
 	case ch.HelmChartRepo != nil:
 		r := ch.HelmChartRepo
 		if r.URL == "" {
-			errs = append(errs, "chart.helmChartRepo.helmChartRepoUrl: must not be empty")
+			errs = append(errs, "chart.helmChartRepo.helmChartRepoUrl: must not be empty"+like("helmChartRepoUrl"))
 		}
 		if r.Name == "" {
-			errs = append(errs, "chart.helmChartRepo.helmChartName: must not be empty")
+			errs = append(errs, "chart.helmChartRepo.helmChartName: must not be empty"+like("helmChartName"))
 		}
 		if r.Version == "" {
-			errs = append(errs, "chart.helmChartRepo.helmChartVersion: must not be empty")
+			errs = append(errs, "chart.helmChartRepo.helmChartVersion: must not be empty"+like("helmChartVersion"))
 		}
 	case ch.FromResource != nil:
 		if ch.FromResource.ResourceName == "" {

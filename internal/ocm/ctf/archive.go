@@ -35,6 +35,14 @@ func openArchive(spec ocm.RepositorySpec, files fileSet) (*componentArchive, err
 
 func (a *componentArchive) Spec() ocm.RepositorySpec { return a.spec }
 
+// Versions lists the archive's one version when it is component's.
+func (a *componentArchive) Versions(_ context.Context, component string) ([]string, error) {
+	if id := a.cv.Descriptor.ID(); id.Name == component {
+		return []string{id.Version}, nil
+	}
+	return nil, nil
+}
+
 func (a *componentArchive) ComponentVersion(_ context.Context, name, version string) (*ocm.ComponentVersion, error) {
 	if id := a.cv.Descriptor.ID(); id.Name != name || id.Version != version {
 		return nil, fmt.Errorf("component archive %s holds %s, not %s:%s: %w", a.spec.FilePath, id, name, version, ocm.ErrNotFound)

@@ -174,6 +174,17 @@ func (r *ctfRepo) blob(digest string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// Versions lists the versions of component the CTF's index holds.
+func (r *ctfRepo) Versions(_ context.Context, component string) ([]string, error) {
+	var versions []string
+	for _, a := range r.index.Artifacts {
+		if a.Repository == "component-descriptors/"+component && a.Tag != "" {
+			versions = append(versions, strings.ReplaceAll(a.Tag, ".build-", "+"))
+		}
+	}
+	return versions, nil
+}
+
 func (r *ctfRepo) ComponentVersion(_ context.Context, name, version string) (*ocm.ComponentVersion, error) {
 	repo := "component-descriptors/" + name
 	tag := strings.ReplaceAll(version, "+", ".build-")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,6 +116,10 @@ func TestCTFLayouts(t *testing.T) {
 			if !errors.Is(err, ocm.ErrNotFound) || !strings.Contains(err.Error(), "example.com/b:1.0.0") {
 				t.Fatalf("missing: %v", err)
 			}
+			vs, err := repo.(ocm.VersionLister).Versions(ctx, "example.com/a")
+			if slices.Sort(vs); err != nil || !slices.Equal(vs, []string{"1.0.0", "2.0.0+build.7"}) {
+				t.Fatalf("versions %v, %v", vs, err)
+			}
 		})
 	}
 	// A component archive, as a directory and as a tgz.
@@ -130,6 +135,13 @@ func TestCTFLayouts(t *testing.T) {
 		}
 		if b := blobOf(t, cv, "data"); string(b.Data) != "one" {
 			t.Fatalf("%s: %q", p, b.Data)
+		}
+		l := repo.(ocm.VersionLister)
+		if vs, err := l.Versions(ctx, "example.com/a"); err != nil || !slices.Equal(vs, []string{"1.0.0"}) {
+			t.Fatalf("versions %v, %v", vs, err)
+		}
+		if vs, err := l.Versions(ctx, "example.com/b"); err != nil || len(vs) != 0 {
+			t.Fatalf("versions of another component %v, %v", vs, err)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +114,13 @@ func TestLayoutsAndAccesses(t *testing.T) {
 	}
 	c := testClient(t, ca, Options{Credentials: map[string]Credential{reg.Host: {Username: "ci", Password: secret}}})
 	repo := c.Repository(spec(reg.Host))
+	// The tags of a component's repository are its versions ('+' is
+	// ".build-" in a tag).
+	reg.PushComponent(t, "ocm", "example.com/ocm", "v2.0.0", descriptor("example.com/ocm", "v2.0.0", res), ocitest.OCM, blob)
+	vs, err := repo.(ocm.VersionLister).Versions(context.Background(), "example.com/ocm")
+	if slices.Sort(vs); err != nil || !slices.Equal(vs, []string{"v1.0.0+build.1", "v2.0.0"}) {
+		t.Fatalf("versions %v, %v", vs, err)
+	}
 	for name := range layouts {
 		t.Run(name, func(t *testing.T) {
 			cv, err := repo.ComponentVersion(context.Background(), "example.com/"+name, "v1.0.0+build.1")

@@ -94,6 +94,27 @@ func (r *repository) repositoryName(component string) string {
 // tags and becomes ".build-".
 func tag(version string) string { return strings.ReplaceAll(version, "+", ".build-") }
 
+// Versions lists the tags of component's OCI repository as versions
+// (".build-" back to "+").
+func (r *repository) Versions(ctx context.Context, component string) ([]string, error) {
+	host, _ := r.base()
+	repo, err := name.NewRepository(r.repositoryName(component), r.c.nameOptions(host)...)
+	if err != nil {
+		return nil, fmt.Errorf("component %s in %s: %w", component, r.spec, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.c.o.Timeout)
+	defer cancel()
+	tags, err := r.c.puller.List(ctx, repo)
+	if err != nil {
+		return nil, r.c.classify(host, "the versions of component "+component, err)
+	}
+	versions := make([]string, len(tags))
+	for i, t := range tags {
+		versions[i] = strings.ReplaceAll(t, ".build-", "+")
+	}
+	return versions, nil
+}
+
 func (r *repository) ComponentVersion(ctx context.Context, component, version string) (*ocm.ComponentVersion, error) {
 	host, _ := r.base()
 	refStr := r.repositoryName(component) + ":" + tag(version)
