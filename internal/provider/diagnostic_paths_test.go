@@ -30,7 +30,10 @@ func newProtoServer(t *testing.T) *protoServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := ps.(*server)
+	s, ok := ps.(*server)
+	if !ok {
+		t.Fatalf("NewServer serves a %T", ps)
+	}
 	ctx := context.Background()
 	sch, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
 	if err != nil {

@@ -33,7 +33,7 @@ func TestValidate(t *testing.T) {
 	}
 	bad := map[string]string{
 		`{"namespace":"b","chart":{"ref":"example.com/x:1"}}`:                                                                                            "name: must not be empty",
-		`{"nmae":"a","namespace":"b","chart":{"ref":"example.com/x:1"}}`:                                                                                 `name: must not be empty (the config has "nmae", which this deployer does not know: a misspelling of "name"?)`,
+		`{"nam":"a","namespace":"b","chart":{"ref":"example.com/x:1"}}`:                                                                                  `name: must not be empty (the config has "nam", which this deployer does not know: a misspelling of "name"?)`,
 		`{"name":"a","namespace":"b","chrat":{"ref":"example.com/x:1"}}`:                                                                                 `chart: must not be empty (the config has "chrat", which`,
 		`{"name":"a","chart":{"ref":"example.com/x:1"}}`:                                                                                                 "namespace: must not be empty",
 		`{"name":"a","namespace":"b","chart":{"ref":"charts/x:1"}}`:                                                                                      "chart.ref: \"charts/x:1\" names no registry host",

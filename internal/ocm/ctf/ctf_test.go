@@ -116,7 +116,11 @@ func TestCTFLayouts(t *testing.T) {
 			if !errors.Is(err, ocm.ErrNotFound) || !strings.Contains(err.Error(), "example.com/b:1.0.0") {
 				t.Fatalf("missing: %v", err)
 			}
-			vs, err := repo.(ocm.VersionLister).Versions(ctx, "example.com/a")
+			l, ok := repo.(ocm.VersionLister)
+			if !ok {
+				t.Fatal("a CTF lists no versions")
+			}
+			vs, err := l.Versions(ctx, "example.com/a")
 			if slices.Sort(vs); err != nil || !slices.Equal(vs, []string{"1.0.0", "2.0.0+build.7"}) {
 				t.Fatalf("versions %v, %v", vs, err)
 			}
@@ -136,7 +140,10 @@ func TestCTFLayouts(t *testing.T) {
 		if b := blobOf(t, cv, "data"); string(b.Data) != "one" {
 			t.Fatalf("%s: %q", p, b.Data)
 		}
-		l := repo.(ocm.VersionLister)
+		l, ok := repo.(ocm.VersionLister)
+		if !ok {
+			t.Fatal("a component archive lists no versions")
+		}
 		if vs, err := l.Versions(ctx, "example.com/a"); err != nil || !slices.Equal(vs, []string{"1.0.0"}) {
 			t.Fatalf("versions %v, %v", vs, err)
 		}

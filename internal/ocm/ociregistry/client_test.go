@@ -117,7 +117,11 @@ func TestLayoutsAndAccesses(t *testing.T) {
 	// The tags of a component's repository are its versions ('+' is
 	// ".build-" in a tag).
 	reg.PushComponent(t, "ocm", "example.com/ocm", "v2.0.0", descriptor("example.com/ocm", "v2.0.0", res), ocitest.OCM, blob)
-	vs, err := repo.(ocm.VersionLister).Versions(context.Background(), "example.com/ocm")
+	l, ok := repo.(ocm.VersionLister)
+	if !ok {
+		t.Fatal("a registry repository lists no versions")
+	}
+	vs, err := l.Versions(context.Background(), "example.com/ocm")
 	if slices.Sort(vs); err != nil || !slices.Equal(vs, []string{"v1.0.0+build.1", "v2.0.0"}) {
 		t.Fatalf("versions %v, %v", vs, err)
 	}
