@@ -98,7 +98,7 @@ func tag(version string) string { return strings.ReplaceAll(version, "+", ".buil
 // (".build-" back to "+").
 func (r *repository) Versions(ctx context.Context, component string) ([]string, error) {
 	host, _ := r.base()
-	repo, err := name.NewRepository(r.repositoryName(component), r.c.nameOptions(host)...)
+	repo, err := name.NewRepository(r.repositoryName(component), r.c.nameOptions(ctx, host)...)
 	if err != nil {
 		return nil, fmt.Errorf("component %s in %s: %w", component, r.spec, err)
 	}
