@@ -123,6 +123,9 @@ func TestMovedFromHelmRelease(t *testing.T) {
 	}{
 		{file: movedtest.Helm2, ns: "moved-helm2",
 			values: `{ message = "from-helm2", nested = { color = "green" }, replicas = 2 }`},
+		{file: movedtest.Helm3, ns: "moved-helm3", chart: `{ archive = { remote = { url = "./demo" } } }`,
+			sensitive: map[string]any{"message": "from-helm3"},
+			values:    `{ message = var.message, nested = { color = "red" } }`},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			t.Parallel()

@@ -260,7 +260,7 @@ func TestConvert_unknown(t *testing.T) {
 // provider itself passed to helm, which it recorded in metadata.values
 // (set_sensitive values cloaked there), and to its chart.
 func TestRecordedHelmReleases(t *testing.T) {
-	for _, file := range []string{movedtest.Helm2} {
+	for _, file := range []string{movedtest.Helm2, movedtest.Helm3} {
 		r := movedtest.Load(t, file)
 		t.Chdir(t.TempDir())
 		if err := os.Mkdir("demo", 0o755); err != nil { // helm 3.x's recording used the chart directory ./demo

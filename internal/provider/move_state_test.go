@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -62,6 +63,12 @@ func TestMoveResourceState_recorded(t *testing.T) {
 			p := newProvider("test")
 			s := &server{routes: p.routes()}
 			r := movedtest.Load(t, file)
+			// The helm 3.x recording used the chart directory ./demo,
+			// found where Terraform runs.
+			t.Chdir(t.TempDir())
+			if err := os.Mkdir("demo", 0o755); err != nil {
+				t.Fatal(err)
+			}
 			resp, err := s.MoveResourceState(context.Background(), moveRequest(t, r, executionType))
 			if err != nil {
 				t.Fatal(err)

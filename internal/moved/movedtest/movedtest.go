@@ -18,13 +18,14 @@ var states embed.FS
 // provider and version wrote them).
 const (
 	Helm2       = "helm-2.17.0.tfstate"
+	Helm3       = "helm-3.1.2.tfstate"
 	Kubernetes  = "kubernetes-2.38.0.tfstate"
 	Alekc       = "alekc-kubectl-2.4.1.tfstate"
 	Gavinbunney = "gavinbunney-kubectl-1.19.0.tfstate"
 )
 
 // All lists every recorded state.
-var All = []string{Helm2, Kubernetes, Alekc, Gavinbunney}
+var All = []string{Helm2, Helm3, Kubernetes, Alekc, Gavinbunney}
 
 // Recorded is the one managed resource of a recorded state.
 type Recorded struct {
