@@ -18,26 +18,42 @@ const (
 	// those binaries are used as they are and only built if missing.
 	BinEnv = "LANDSCAPER_TESTENV_BIN"
 
-	mainModule  = "github.com/landscaper-tf/terraform-provider-landscaper"
-	buildScript = "scripts/testenv-build.sh"
+	mainModule = "github.com/landscaper-tf/terraform-provider-landscaper"
 )
 
-// binaryNames are the commands the environment runs, as the build script
-// names them.
-var binaryNames = []string{"etcd", "kube-apiserver", "kube-controller-manager"}
+// binarySet is a group of binaries one build script makes.
+type binarySet struct {
+	// env names the variable that points at a directory holding them.
+	env string
+	// script builds them into the directory in $env; relative to the
+	// repository.
+	script string
+	// defaultDir is where they go without $env; relative to the repository.
+	defaultDir string
+	names      []string
+}
 
-// binaries locates the control-plane binaries and builds them when needed.
+// controlPlane are the commands Start runs, as scripts/testenv-build.sh
+// names them.
+var controlPlane = binarySet{
+	env:        BinEnv,
+	script:     "scripts/testenv-build.sh",
+	defaultDir: "bin/testenv",
+	names:      []string{"etcd", "kube-apiserver", "kube-controller-manager"},
+}
+
+// binaries locates the set's binaries and builds them when needed.
 //
 // Without an explicit directory the build script always runs: it is a no-op
-// when its stamp matches tools/testenv's go.mod and go.sum, and otherwise it
-// rebuilds, so a version bump never leaves stale binaries in use. The build
-// output goes to buildLog.
-func binaries(ctx context.Context, explicitDir, buildLog string) (string, error) {
+// when its stamp matches what it builds from, and otherwise it rebuilds, so a
+// version bump never leaves stale binaries in use. The build output goes to
+// buildLog.
+func (s binarySet) binaries(ctx context.Context, explicitDir, buildLog string) (string, error) {
 	dir := explicitDir
 	if dir == "" {
-		dir = os.Getenv(BinEnv)
+		dir = os.Getenv(s.env)
 	}
-	if dir != "" && missingBinary(dir) == "" {
+	if dir != "" && s.missing(dir) == "" {
 		return dir, nil
 	}
 
@@ -48,26 +64,26 @@ func binaries(ctx context.Context, explicitDir, buildLog string) (string, error)
 	root, err := repoRoot(wd)
 	if err != nil {
 		if dir != "" {
-			return "", fmt.Errorf("%s missing from %s, and no repository to build it from: %w", missingBinary(dir), dir, err)
+			return "", fmt.Errorf("%s missing from %s, and no repository to build it from: %w", s.missing(dir), dir, err)
 		}
-		return "", fmt.Errorf("set %s or run the tests inside the repository: %w", BinEnv, err)
+		return "", fmt.Errorf("set %s or run the tests inside the repository: %w", s.env, err)
 	}
 	if dir == "" {
-		dir = filepath.Join(root, "bin", "testenv")
+		dir = filepath.Join(root, s.defaultDir)
 	}
-	if err := runBuild(ctx, root, dir, buildLog); err != nil {
+	if err := s.build(ctx, root, dir, buildLog); err != nil {
 		return "", err
 	}
-	if name := missingBinary(dir); name != "" {
-		return "", fmt.Errorf("%s did not produce %s in %s", buildScript, name, dir)
+	if name := s.missing(dir); name != "" {
+		return "", fmt.Errorf("%s did not produce %s in %s", s.script, name, dir)
 	}
 	return dir, nil
 }
 
-// missingBinary returns the name of the first binary that is not an
-// executable file in dir, or "" when all are present.
-func missingBinary(dir string) string {
-	for _, name := range binaryNames {
+// missing returns the name of the first binary that is not an executable
+// file in dir, or "" when all are present.
+func (s binarySet) missing(dir string) string {
+	for _, name := range s.names {
 		st, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 			return name
@@ -76,19 +92,19 @@ func missingBinary(dir string) string {
 	return ""
 }
 
-func runBuild(ctx context.Context, root, dir, buildLog string) error {
+func (s binarySet) build(ctx context.Context, root, dir, buildLog string) error {
 	log, err := os.OpenFile(buildLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Close() }()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, buildScript))
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, s.script))
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), BinEnv+"="+dir)
+	cmd.Env = append(os.Environ(), s.env+"="+dir)
 	cmd.Stdout = log
 	cmd.Stderr = log
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w%s", buildScript, err, logTail(buildLog))
+		return fmt.Errorf("%s: %w%s", s.script, err, logTail(buildLog))
 	}
 	return nil
 }

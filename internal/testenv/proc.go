@@ -30,6 +30,12 @@ type process struct {
 // startProcess runs bin with args in its own process group. The child is
 // killed if the test binary dies, see sysProcAttr.
 func startProcess(name, bin string, args []string, logPath string) (*process, error) {
+	return startProcessEnv(name, bin, args, nil, logPath)
+}
+
+// startProcessEnv is startProcess with the environment env instead of the
+// test binary's (nil: the test binary's).
+func startProcessEnv(name, bin string, args, env []string, logPath string) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
@@ -37,6 +43,7 @@ func startProcess(name, bin string, args []string, logPath string) (*process, er
 	fmt.Fprintf(logFile, "\n==== %s: starting %s %s\n", time.Now().Format(time.RFC3339), bin, strings.Join(args, " "))
 
 	cmd := exec.Command(bin, args...)
+	cmd.Env = env
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = sysProcAttr()

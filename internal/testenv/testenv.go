@@ -59,6 +59,10 @@ type Options struct {
 	// APIServerArgs are appended to kube-apiserver's flags; a later flag
 	// overrides an earlier one.
 	APIServerArgs []string
+	// Dir is the working directory (logs, etcd data, certificates,
+	// kubeconfig); it is created if missing and must hold nothing else.
+	// Empty means a new temporary directory.
+	Dir string
 	// KeepDir keeps the working directory (logs, etcd data, certificates)
 	// after Stop, for post-mortems.
 	KeepDir bool
@@ -87,6 +91,9 @@ type Env struct {
 	apiserver *process
 	kcm       *process
 	stopped   bool
+	// dependents are stopped first by Stop: what runs against the API
+	// server (Landscaper's controllers), in reverse order of registration.
+	dependents []func() error
 }
 
 // Start brings up etcd, kube-apiserver and kube-controller-manager and
@@ -100,15 +107,21 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if len(opts.Controllers) == 0 {
 		opts.Controllers = DefaultControllers
 	}
-	dir, err := os.MkdirTemp("", "landscaper-testenv-")
-	if err != nil {
+	dir := opts.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "landscaper-testenv-"); err != nil {
+			return nil, err
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	e := &Env{opts: opts, dir: dir}
 	defer func() {
 		if err != nil {
 			_ = e.stopAll()
-			_ = os.RemoveAll(dir)
+			if opts.Dir == "" {
+				_ = os.RemoveAll(dir)
+			}
 		}
 	}()
 
@@ -117,7 +130,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 			return nil, err
 		}
 	}
-	if e.binDir, err = binaries(ctx, opts.BinDir, e.logPath("build")); err != nil {
+	if e.binDir, err = controlPlane.binaries(ctx, opts.BinDir, e.logPath("build")); err != nil {
 		return nil, fmt.Errorf("testenv binaries: %w", err)
 	}
 	if err := e.writeFiles(); err != nil {
@@ -216,6 +229,10 @@ func (e *Env) stopAll() error {
 	defer e.mu.Unlock()
 	e.stopped = true
 	var errs []error
+	for i := len(e.dependents) - 1; i >= 0; i-- {
+		errs = append(errs, e.dependents[i]())
+	}
+	e.dependents = nil
 	if e.kcm != nil {
 		errs = append(errs, e.kcm.stop(otherGrace))
 	}
@@ -227,6 +244,13 @@ func (e *Env) stopAll() error {
 	}
 	e.kcm, e.apiserver, e.etcd = nil, nil, nil
 	return errors.Join(errs...)
+}
+
+// addDependent has Stop call stop before it stops the control plane.
+func (e *Env) addDependent(stop func() error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.dependents = append(e.dependents, stop)
 }
 
 func (e *Env) logPath(name string) string { return filepath.Join(e.dir, "logs", name+".log") }
