@@ -93,8 +93,9 @@ func New(o Options) (*Client, error) {
 		tr.TLSClientConfig = &tls.Config{RootCAs: RootCAs(), MinVersion: tls.VersionTLS12}
 		base = tr
 	}
-	c := &Client{o: o, keys: &keychain{explicit: map[string]Credential{}, fallback: o.Keychain}}
+	c := &Client{o: o}
 	c.tr = newSchemeTransport(base)
+	c.keys = &keychain{explicit: map[string]Credential{}, fallback: o.Keychain, tr: c.tr}
 	for key, cr := range o.Credentials {
 		host := key
 		if h, ok := strings.CutPrefix(key, "http://"); ok {
@@ -135,9 +136,44 @@ func (c *Client) nameOptions(ctx context.Context, host string) []name.Option {
 type keychain struct {
 	explicit map[string]Credential
 	fallback authn.Keychain
+	tr       *schemeTransport
 }
 
+// Resolve is what go-containerregistry asks: the credentials, guarded by
+// plainGuard.
 func (k *keychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
+	a, err := k.resolve(r)
+	if err != nil || a == authn.Anonymous {
+		return a, err
+	}
+	return &plainGuard{Authenticator: a, host: r.RegistryStr(), tr: k.tr}, nil
+}
+
+// plainGuard withholds a registry's credentials altogether once the
+// registry has answered over plain HTTP that the user did not configure
+// for it. The plain requests go without them anyway; what is left is
+// the token exchange: go-containerregistry sends the credentials to the
+// realm a Bearer challenge names, over HTTPS to any host, and a
+// challenge that came over plain HTTP is anyone's on the path to write.
+type plainGuard struct {
+	authn.Authenticator
+	host string
+	tr   *schemeTransport
+}
+
+func (g *plainGuard) Authorization() (*authn.AuthConfig, error) {
+	return g.AuthorizationContext(context.Background())
+}
+
+func (g *plainGuard) AuthorizationContext(ctx context.Context) (*authn.AuthConfig, error) {
+	if g.tr.answeredPlain(g.host) {
+		g.tr.markWithheld(g.host)
+		return &authn.AuthConfig{}, nil
+	}
+	return authn.Authorization(ctx, g.Authenticator)
+}
+
+func (k *keychain) resolve(r authn.Resource) (authn.Authenticator, error) {
 	if cr, ok := k.explicit[r.RegistryStr()]; ok {
 		if cr.Token != "" {
 			return &authn.Bearer{Token: cr.Token}, nil
@@ -155,7 +191,7 @@ func (k *keychain) header(host string) (string, error) {
 	if err != nil {
 		return "", nil //nolint:nilerr // a host no registry can have has no credentials
 	}
-	a, err := k.Resolve(reg)
+	a, err := k.resolve(reg)
 	if err != nil || a == authn.Anonymous {
 		return "", err
 	}

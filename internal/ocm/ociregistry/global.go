@@ -190,8 +190,12 @@ func (c *Client) helmChart(ctx context.Context, repo, chartName, version, caCert
 	if repo == "" || chartName == "" || version == "" {
 		return nil, fmt.Errorf("helm chart repository, chart name and version are required, got %q, %q and %q", repo, chartName, version)
 	}
-	tr := c.tr
+	tr, credentials := c.tr, true
 	if caCert != "" {
+		// The CA is the access's word, not the user's: a server that only
+		// it vouches for is not known to be the host the user's
+		// credentials are for.
+		credentials = false
 		base, ok := c.tr.base.(*http.Transport)
 		if !ok {
 			base = http.DefaultTransport.(*http.Transport) //nolint:forcetypeassert // the standard library's default
@@ -218,13 +222,17 @@ func (c *Client) helmChart(ctx context.Context, repo, chartName, version, caCert
 	if base.Scheme == "http" {
 		ctx = withPlainHTTP(ctx, base.Host)
 	}
-	client, err := c.httpClient(base, tr, verified)
+	client, err := c.httpClient(base, tr, verified, credentials)
 	if err != nil {
 		return nil, err
 	}
 	what := fmt.Sprintf("the index of helm chart repository %s", redact(repo))
 	index, err := c.get(ctx, client, base.JoinPath("index.yaml"), maxHelmIndexSize, what)
 	if err != nil {
+		if auth, _ := c.keys.header(base.Host); !credentials && auth != "" && KindOf(err) == KindRefused {
+			return nil, newError(KindRefused, nil, "%s; its credentials were not sent: the access names a caCert, and a server only the access's CA "+
+				"vouches for is not known to be %s (trust the CA through SSL_CERT_FILE to send them)", err.Error(), base.Host)
+		}
 		return nil, err
 	}
 	var idx helmIndex
@@ -285,7 +293,7 @@ func (c *Client) Fetch(ctx context.Context, rawURL string) (*ocm.Blob, error) {
 		}
 		ctx = withPlainHTTP(ctx, u.Host)
 	}
-	client, err := c.httpClient(u, c.tr, verified)
+	client, err := c.httpClient(u, c.tr, verified, true)
 	if err != nil {
 		return nil, err
 	}

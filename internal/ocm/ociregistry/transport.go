@@ -40,10 +40,14 @@ type schemeState struct {
 	configured map[string]bool // hosts the user configured http:// for
 	learned    map[string]bool // loopback hosts that speak plain HTTP
 	withheld   map[string]bool // hosts credentials were kept from, for messages
+	// answered are the hosts that answered over plain HTTP the user did
+	// not configure for them: what they said (a token realm) is anyone's.
+	answered map[string]bool
 }
 
 func newSchemeTransport(base http.RoundTripper) *schemeTransport {
-	return &schemeTransport{base: base, st: &schemeState{configured: map[string]bool{}, learned: map[string]bool{}, withheld: map[string]bool{}}}
+	return &schemeTransport{base: base, st: &schemeState{configured: map[string]bool{}, learned: map[string]bool{},
+		withheld: map[string]bool{}, answered: map[string]bool{}}}
 }
 
 // withBase is the transport over another base (one trusting more roots),
@@ -73,6 +77,33 @@ func (t *schemeTransport) wasWithheld(host string) bool {
 	t.st.mu.Lock()
 	defer t.st.mu.Unlock()
 	return t.st.withheld[host]
+}
+
+func (t *schemeTransport) markWithheld(host string) {
+	t.st.mu.Lock()
+	defer t.st.mu.Unlock()
+	t.st.withheld[host] = true
+}
+
+// answeredPlain reports whether host answered over plain HTTP without the
+// user configuring http:// for it.
+func (t *schemeTransport) answeredPlain(host string) bool {
+	t.st.mu.Lock()
+	defer t.st.mu.Unlock()
+	return t.st.answered[host] && !t.st.configured[host]
+}
+
+// unconfiguredPlain sends a plain HTTP request to a host the user did not
+// configure http:// for: without credentials, and remembering that the
+// host answered that way.
+func (t *schemeTransport) unconfiguredPlain(req *http.Request, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	resp, err := send(t.withoutCredentials(req))
+	if err == nil {
+		t.st.mu.Lock()
+		t.st.answered[req.URL.Host] = true
+		t.st.mu.Unlock()
+	}
+	return resp, err
 }
 
 type plainFetchKey struct{}
@@ -106,13 +137,15 @@ func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return plainRoundTrip(t.base, req, "speaks HTTPS, but plain HTTP was asked for (http://)")
 	}
 	if plainForFetch(req.Context(), host) {
-		return plainRoundTrip(t.base, t.withoutCredentials(req), "speaks HTTPS, but plain HTTP was asked for (http://)")
+		return t.unconfiguredPlain(req, func(r *http.Request) (*http.Response, error) {
+			return plainRoundTrip(t.base, r, "speaks HTTPS, but plain HTTP was asked for (http://)")
+		})
 	}
 	t.st.mu.Lock()
 	plain := t.st.learned[host]
 	t.st.mu.Unlock()
 	if plain {
-		return t.base.RoundTrip(t.withoutCredentials(req))
+		return t.unconfiguredPlain(req, t.base.RoundTrip)
 	}
 	// The same host and port over TLS: what credentials the request
 	// carries are for that host, and safe there.
@@ -128,7 +161,7 @@ func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.st.mu.Lock()
 	t.st.learned[host] = true
 	t.st.mu.Unlock()
-	return t.base.RoundTrip(t.withoutCredentials(req))
+	return t.unconfiguredPlain(req, t.base.RoundTrip)
 }
 
 // withoutCredentials is req without its Authorization header, for a plain
@@ -222,14 +255,17 @@ func (t *originAuth) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // httpClient is the client of one fetch that starts at start (a chart
-// repository, an archive URL): start's credentials go to start's origin
-// only, and over plain HTTP only where the user configured http:// for
-// the host. A verified fetch follows redirects on start's origin, over
-// HTTPS, only.
-func (c *Client) httpClient(start *url.URL, tr *schemeTransport, verified bool) (*http.Client, error) {
-	auth, err := c.keys.header(start.Host)
-	if err != nil {
-		return nil, err
+// repository, an archive URL): start's credentials, unless credentials is
+// false, go to start's origin only, and over plain HTTP only where the
+// user configured http:// for the host. A verified fetch follows
+// redirects on start's origin, over HTTPS, only.
+func (c *Client) httpClient(start *url.URL, tr *schemeTransport, verified, credentials bool) (*http.Client, error) {
+	auth := ""
+	if credentials {
+		var err error
+		if auth, err = c.keys.header(start.Host); err != nil {
+			return nil, err
+		}
 	}
 	if auth != "" && start.Scheme == "http" && !c.tr.plainAllowed(start.Host) {
 		c.tr.st.mu.Lock()

@@ -2,7 +2,9 @@ package ociregistry
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -354,5 +356,59 @@ func TestRegistryCredentialsDoNotFollowRedirects(t *testing.T) {
 	if _, err := testClient(t, ca, Options{Credentials: map[string]Credential{reg.Host: {Username: "ci", Password: secret}}}).
 		Pull(context.Background(), reg.Host+"/charts/echo:1.0.0"); err == nil {
 		t.Fatal("a redirected blob that does not match its digest was accepted")
+	}
+}
+
+// A Bearer challenge that arrives over plain HTTP is anyone's on the
+// path: its realm must not get the registry's credentials, which the
+// client keeps off plain HTTP for that very reason.
+func TestPlainChallengeRealmGetsNoCredentials(t *testing.T) {
+	ca, _ := ocitest.NewCA()
+	realm := ocitest.StartChartRepo(t, ocitest.ChartRepoOptions{CA: ca})
+	port := strings.TrimPrefix(realm.Host, "127.0.0.1:")
+	// The answer of whoever is on the plain HTTP path: a challenge naming
+	// a token service of its own (over HTTPS, on a name, as
+	// go-containerregistry's realm checks ask).
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="https://localhost:%s/token",service="x"`, port))
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer plain.Close()
+	host := strings.TrimPrefix(plain.URL, "http://")
+	for name, ref := range map[string]string{"reference with http://": "http://" + host + "/charts/echo:1.0.0", "learned loopback": host + "/charts/echo:1.0.0"} {
+		c := testClient(t, ca, Options{Credentials: map[string]Credential{host: {Username: "ci", Password: secret}}})
+		_, err := c.Pull(context.Background(), ref)
+		if err == nil {
+			t.Errorf("%s: pulled", name)
+		}
+		if got := realm.Credentialed(); len(got) != 0 {
+			t.Errorf("%s: the realm a plain HTTP answer named got the credentials: %v", name, got)
+		}
+	}
+	if len(realm.Requests()) == 0 {
+		t.Fatal("the realm was never asked: the test proves nothing")
+	}
+}
+
+// A helm access's caCert is the registry's word: a server that only this
+// CA vouches for is not known to be the host the user's credentials are
+// for, so they are not sent to it.
+func TestAccessCACertGetsNoCredentials(t *testing.T) {
+	ca, _ := ocitest.NewCA()
+	attacker, _ := ocitest.NewCA()
+	// The host the credentials are for, impersonated by a server whose
+	// certificate the attacker's CA issued.
+	fake := ocitest.StartChartRepo(t, ocitest.ChartRepoOptions{CA: attacker, Username: "ci", Password: secret})
+	fake.AddChart("echo", "1.0.0", []byte("chart"))
+	c := testClient(t, ca, Options{Credentials: map[string]Credential{fake.Host: {Username: "ci", Password: secret}}})
+	_, err := c.Blob(context.Background(), map[string]any{"type": "helm", "helmRepository": fake.URL, "helmChart": "echo:1.0.0", "caCert": string(attacker.PEM)})
+	if KindOf(err) != KindRefused || !strings.Contains(err.Error(), "names a caCert") || strings.Contains(err.Error(), secret) {
+		t.Errorf("the refusal does not say why the credentials were not sent: %v", err)
+	}
+	if len(fake.Requests()) == 0 {
+		t.Fatal("the server was never asked: the test proves nothing")
+	}
+	if got := fake.Credentialed(); len(got) != 0 {
+		t.Fatalf("credentials went to a server only the access's caCert vouches for: %v", got)
 	}
 }
