@@ -191,6 +191,11 @@ func (k *keychain) header(host string) (string, error) {
 	if err != nil {
 		return "", nil //nolint:nilerr // a host no registry can have has no credentials
 	}
+	if reg.RegistryStr() != host {
+		// go-containerregistry reads docker.io as index.docker.io: Docker
+		// Hub's credentials are not for the origin https://docker.io.
+		return "", nil
+	}
 	a, err := k.resolve(reg)
 	if err != nil || a == authn.Anonymous {
 		return "", err

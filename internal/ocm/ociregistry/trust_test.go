@@ -6,8 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/authn"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ocitest"
@@ -410,5 +414,129 @@ func TestAccessCACertGetsNoCredentials(t *testing.T) {
 	}
 	if got := fake.Credentialed(); len(got) != 0 {
 		t.Fatalf("credentials went to a server only the access's caCert vouches for: %v", got)
+	}
+}
+
+// What an index.yaml may name besides http(s) URLs: a protocol-relative
+// URL is another origin (fetched without credentials, refused under
+// verification); file:// and oci:// are no URLs the client fetches.
+func TestChartURLsOfOtherKinds(t *testing.T) {
+	for name, chartURL := range map[string]func(repo, other *ocitest.ChartRepo) string{
+		"protocol-relative": func(_, other *ocitest.ChartRepo) string { return "//" + other.Host + "/cdn/echo-1.0.0.tgz" },
+		"file://":           func(_, _ *ocitest.ChartRepo) string { return "file:///etc/hostname" },
+		"oci://":            func(repo, _ *ocitest.ChartRepo) string { return "oci://" + repo.Host + "/charts/echo:1.0.0" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			repo, other, ca, archive := chartRepos(t)
+			repo.SetChartURL("echo", "1.0.0", chartURL(repo, other))
+			c := testClient(t, ca, Options{Credentials: map[string]Credential{repo.Host: {Username: "ci", Password: secret}}})
+			b, err := c.HelmChart(context.Background(), repo.URL, "echo", "1.0.0")
+			if name == "protocol-relative" {
+				if err != nil || string(b.Data) != string(archive) {
+					t.Errorf("not verified: %v", err)
+				}
+				_, err := c.Blob(ocm.WithVerifiedFetch(context.Background()), map[string]any{"type": "helm", "helmRepository": repo.URL, "helmChart": "echo:1.0.0"})
+				if err == nil || !strings.Contains(err.Error(), "does not follow") {
+					t.Errorf("verified: %v", err)
+				}
+			} else if err == nil {
+				t.Errorf("fetched %q", b.Data)
+			}
+			noCredentialsLeft(t, name, repo, other)
+		})
+	}
+}
+
+// Docker config credentials are the host and port's they are written for:
+// not another port of the host, not another name of the address.
+func TestDockerConfigCredentialsByHostAndPort(t *testing.T) {
+	repo, other, ca, archive := chartRepos(t)
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`{"auths": {%q: {"auth": %q}}}`, repo.Host, b64("ci:"+secret))
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", dir)
+	c := testClient(t, ca, Options{Keychain: authn.DefaultKeychain})
+	if b, err := c.HelmChart(context.Background(), repo.URL, "echo", "1.0.0"); err != nil || string(b.Data) != string(archive) {
+		t.Fatalf("the Docker config's credentials were not used: %v", err)
+	}
+	before := len(repo.Credentialed())
+	other.AddChart("echo", "1.0.0", archive)
+	if _, err := c.HelmChart(context.Background(), other.URL, "echo", "1.0.0"); err != nil {
+		t.Errorf("another port: %v", err)
+	}
+	port := strings.TrimPrefix(repo.Host, "127.0.0.1:")
+	if _, err := c.HelmChart(context.Background(), "https://localhost:"+port, "echo", "1.0.0"); KindOf(err) != KindRefused {
+		t.Errorf("localhost: %v", err)
+	}
+	if got := other.Credentialed(); len(got) != 0 {
+		t.Errorf("another port got the credentials: %v", got)
+	}
+	if n := len(repo.Credentialed()); n != before {
+		t.Errorf("localhost:%s got the credentials of %s", port, repo.Host)
+	}
+}
+
+// A registry that redirects a blob download to http:// on its own host
+// and port gets the request over HTTPS, where its credentials belong.
+func TestBlobRedirectToPlainHTTPOnTheSameHost(t *testing.T) {
+	ca, _ := ocitest.NewCA()
+	reg := ocitest.Start(t, ocitest.Options{CA: ca, Auth: ocitest.Basic, Username: "ci", Password: secret})
+	chart := []byte("chart")
+	pushChart(t, reg, "charts/echo:1.0.0", chart)
+	pushChart(t, reg, "charts/copy:1.0.0", chart)
+	reg.Redirect("/v2/charts/echo/blobs/"+ocm.Digest(chart), "http://"+reg.Host+"/v2/charts/copy/blobs/"+ocm.Digest(chart))
+	c := testClient(t, ca, Options{Credentials: map[string]Credential{reg.Host: {Username: "ci", Password: secret}}})
+	if b, err := c.Pull(context.Background(), reg.Host+"/charts/echo:1.0.0"); err != nil || string(b.Data) != string(chart) {
+		t.Fatalf("%v", err)
+	}
+	if reg.Counts()["redirect"] == 0 {
+		t.Fatal("the redirect was not followed: the test proves nothing")
+	}
+}
+
+// Schema 1 is recognised by its body too, and by a Content-Type with
+// parameters (go-containerregistry takes the header's digest only for
+// the exact type, and hashes otherwise).
+func TestSchema1InDisguise(t *testing.T) {
+	ca, _ := ocitest.NewCA()
+	reg := ocitest.Start(t, ocitest.Options{CA: ca})
+	signed := pushChart(t, reg, "charts/echo:1.0.0", []byte("the signed chart"))
+	pushChart(t, reg, "charts/echo:evil", []byte("the attacker's chart"))
+	schema1 := []byte(`{"schemaVersion": 1, "name": "charts/echo", "tag": "2.0.0", "fsLayers": [], "history": []}`)
+	reg.Forge("charts/echo", "2.0.0", ocitest.Forgery{Body: schema1, ContentType: "application/vnd.oci.image.manifest.v1+json", DigestHeader: ocm.Digest(schema1)})
+	reg.Forge("charts/echo", signed, ocitest.Forgery{Body: reg.Manifest(t, "charts/echo", "evil"),
+		ContentType: ocitest.MediaTypeSchema1Signed + "; charset=utf-8", DigestHeader: signed})
+	c := testClient(t, ca, Options{})
+	if _, err := c.Pull(context.Background(), reg.Host+"/charts/echo:2.0.0"); err == nil || !strings.Contains(err.Error(), "schema-1") {
+		t.Errorf("schema 1 with an OCI content type: %v", err)
+	}
+	if b, err := c.Pull(ocm.WithVerifiedFetch(context.Background()), reg.Host+"/charts/echo@"+signed); err == nil {
+		t.Errorf("pulled %q as %s", b.Data, signed)
+	}
+}
+
+// hubKeychain holds Docker Hub's credentials, as a Docker config does
+// after docker login (go-containerregistry asks for index.docker.io).
+type hubKeychain struct{}
+
+func (hubKeychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
+	if r.RegistryStr() == "index.docker.io" {
+		return &authn.Basic{Username: "ci", Password: secret}, nil
+	}
+	return authn.Anonymous, nil
+}
+
+// A chart repository or archive URL gets the credentials of its own host
+// only: https://docker.io is not Docker Hub's registry host, although
+// go-containerregistry reads the name docker.io as index.docker.io.
+func TestChartCredentialsOfAnAliasHost(t *testing.T) {
+	c := testClient(t, nil, Options{Keychain: hubKeychain{}})
+	if h, _ := c.keys.header("index.docker.io"); h == "" {
+		t.Fatal("index.docker.io has no credentials: the test proves nothing")
+	}
+	if h, _ := c.keys.header("docker.io"); h != "" {
+		t.Error("https://docker.io gets Docker Hub's credentials")
 	}
 }

@@ -443,3 +443,39 @@ func TestOneSignaturePerName(t *testing.T) {
 		}
 	}
 }
+
+// A registry's extra entry whose name only looks like the configured one
+// (another case, a space, a full-width or zero-width character) is
+// another name: it neither makes the descriptor carry the name twice nor
+// lends its normalisation to what counts as signed. One whose key is
+// spelt "Name" beside a "name" (JSON decoding folds case) is refused.
+func TestLookalikeSignatureNames(t *testing.T) {
+	k := key(t)
+	v, _ := signing.NewVerifier("acme", signtest.PublicKeyPEM(k), "")
+	signed := sign(t, descriptor(), signtest.Options{Name: "acme", Key: k, Normalisation: signing.JSONNormalisationV1})
+	rename := func(name string, keys map[string]any) []byte {
+		var doc map[string]any
+		if err := yaml.Unmarshal(prependSignature(t, signed, signing.JSONNormalisationV2), &doc); err != nil {
+			t.Fatal(err)
+		}
+		first, _ := doc["signatures"].([]any)[0].(map[string]any)
+		first["name"] = name
+		for k, val := range keys {
+			first[k] = val
+		}
+		out, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, name := range []string{"Acme", "acme ", " acme", "ａｃｍｅ", "acme\u200b", "acm\u0065\u0301"} {
+		got, err := v.VerifyComponent(version(t, rename(name, nil)))
+		if err != nil || got != signing.JSONNormalisationV1 {
+			t.Errorf("an extra entry named %q: verified with %q, %v", name, got, err)
+		}
+	}
+	if _, err := ocm.ParseDescriptor(rename("other", map[string]any{"Name": "acme"})); err == nil || !strings.Contains(err.Error(), `"Name"`) {
+		t.Errorf("an extra entry with name and Name: %v", err)
+	}
+}
