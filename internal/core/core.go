@@ -5,9 +5,13 @@
 package core
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
+	"strings"
+	"syscall"
 	"time"
 )
 
@@ -98,6 +102,34 @@ type Error struct {
 	// retries is decided by Retryable. It only steers the run that returned
 	// the error, so it is not stored.
 	Transient bool `json:"-"`
+	// Unreachable marks a transient error whose cause is a host that does
+	// not resolve or refuses connections (see Unreachable): the engine
+	// retries it for a grace period only, not until the item's timeout.
+	Unreachable bool `json:"-"`
+}
+
+// Unreachable reports whether err says that a host does not resolve (no
+// such host) or refuses connections. Such a host is seldom back within an
+// item's timeout: a name with a typo, a cluster that is gone. The text is
+// looked at too, since helm and client-go flatten some errors into text.
+func Unreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound || errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "no such host") || strings.Contains(msg, "connection refused")
+}
+
+// TransientCause builds a retryable error caused by cause, marked
+// Unreachable when cause says a host is.
+func TransientCause(reason, message string, cause error, codes ...string) *Error {
+	e := Transient(reason, message, codes...)
+	e.Unreachable = Unreachable(cause)
+	return e
 }
 
 // Retryable reports whether the engine retries after e, as Landscaper

@@ -1,7 +1,11 @@
 package core
 
 import (
+	"errors"
+	"fmt"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -83,5 +87,26 @@ func TestStamp(t *testing.T) {
 		if !e.LastTransitionTime.Equal(tc.transition) || !e.LastUpdateTime.Equal(tc.update) {
 			t.Errorf("%s: times %v / %v, want %v / %v", tc.name, e.LastTransitionTime, e.LastUpdateTime, tc.transition, tc.update)
 		}
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, true},
+		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), true},
+		{errors.New("Get \"https://x\": dial tcp 127.0.0.1:1: connect: connection refused"), true}, // flattened by helm
+		{&net.DNSError{Err: "i/o timeout", Name: "x", IsTimeout: true}, false},                     // a slow resolver may recover
+		{errors.New("503 Service Unavailable"), false},
+		{nil, false},
+	} {
+		if got := Unreachable(c.err); got != c.want {
+			t.Errorf("Unreachable(%v) = %v", c.err, got)
+		}
+	}
+	if e := TransientCause("R", "m", syscall.ECONNREFUSED); !e.Transient || !e.Unreachable || !e.Clone().Unreachable {
+		t.Errorf("TransientCause: %+v", e)
 	}
 }

@@ -30,7 +30,11 @@ type Event struct {
 	// of the item's run (item events).
 	Elapsed time.Duration
 	Err     *core.Error
+	// Retry is the wait before the next attempt after Err, and RetryAt
+	// that attempt's time; Attempt counts the attempt that failed.
 	Retry   time.Duration
+	RetryAt time.Time
+	Attempt int
 	// Requeue is set when a deployer asked to be called again later
 	// because its work is not finished yet.
 	Requeue time.Duration
@@ -53,6 +57,15 @@ type Backoff struct {
 // DefaultBackoff doubles from one second up to thirty.
 var DefaultBackoff = Backoff{Initial: time.Second, Max: 30 * time.Second}
 
+// DefaultUnreachableGrace is how long an item goes on retrying while a
+// host it needs does not resolve or refuses connections
+// (core.Error.Unreachable), where Landscaper retries until the item's
+// timeout: long enough for an API server that restarts or a DNS record
+// just published, short enough that a mistyped host fails in a minute
+// rather than at the timeout, ten by default. With DefaultBackoff that is
+// seven attempts.
+const DefaultUnreachableGrace = time.Minute
+
 // Engine runs jobs. One Engine serves every execution of a provider, so
 // Slots bounds the deploy items running at once across all of them.
 type Engine struct {
@@ -61,6 +74,10 @@ type Engine struct {
 	Slots   chan struct{}
 	Clock   Clock
 	Backoff Backoff
+	// UnreachableGrace bounds the retries of an item whose errors all say
+	// a host is unreachable (core.Error.Unreachable); zero means
+	// DefaultUnreachableGrace.
+	UnreachableGrace time.Duration
 	// HealthCommand runs a rollout's health command; nil means
 	// rollout.RunCommand. Tests replace it.
 	HealthCommand func(ctx context.Context, command, env []string, limit time.Duration) error

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -116,6 +117,11 @@ type fakeConfig struct {
 	Requeue    int             `json:"requeue"` // first N attempts: not ready, look again in 5s
 	Waiting    string          `json:"waiting"` // what a requeued attempt says it waits for
 	Codes      []string        `json:"codes"`   // of the transient errors
+	// Unreachable makes the first N attempts fail as a chart host that
+	// does not resolve would (after the transient ones).
+	Unreachable int `json:"unreachable"`
+	// UnreachableOdd makes every odd attempt fail so.
+	UnreachableOdd bool `json:"unreachableOdd"`
 }
 
 func newFakeDeployer() *fakeDeployer {
@@ -186,6 +192,10 @@ func (f *fakeDeployer) run(ctx context.Context, req deployer.Request) (deployer.
 	}
 	if attempt <= c.Requeue {
 		return deployer.Result{State: state, RequeueAfter: 5 * time.Second, Waiting: c.Waiting}, nil
+	}
+	if attempt <= c.Unreachable || c.UnreachableOdd && attempt%2 == 1 {
+		err := &net.DNSError{Err: "no such host", Name: "charts.invalid", IsNotFound: true}
+		return deployer.Result{State: state}, core.TransientCause("FetchChart", "unable to fetch https://charts.invalid/app-1.0.0.tgz: "+err.Error(), err)
 	}
 	if attempt <= c.Transient {
 		if c.Unknown {

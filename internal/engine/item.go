@@ -105,6 +105,13 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 	// waiting is what the item waited for at its last look, when that
 	// look asked to be called again; a later error clears it.
 	var waiting string
+	// unreachableSince is the time of the first of the errors in a row
+	// that say a host is unreachable; zero when the last attempt's did not.
+	var unreachableSince time.Time
+	grace := j.e.UnreachableGrace
+	if grace <= 0 {
+		grace = DefaultUnreachableGrace
+	}
 	lastReport := start
 	for attempt := 1; ; attempt++ {
 		req.Attempt = attempt
@@ -122,6 +129,7 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 			return result(res, nil)
 		case err == nil:
 			wait, waiting = res.RequeueAfter, res.Waiting
+			unreachableSince = time.Time{}
 			j.emit(Event{Item: name, Requeue: wait})
 			if now := clock.Now(); report > 0 && now.Sub(lastReport) >= report {
 				lastReport = now
@@ -145,15 +153,26 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 			if !de.Retryable() {
 				return result(res, de)
 			}
+			now := clock.Now()
+			if !de.Unreachable {
+				unreachableSince = time.Time{}
+			} else if unreachableSince.IsZero() {
+				unreachableSince = now
+			} else if down := now.Sub(unreachableSince); down >= grace {
+				de.Transient = false
+				de.Message += fmt.Sprintf("; the host has not resolved or accepted connections for %s, longer than the grace "+
+					"period of %s, so the item fails rather than retrying until its timeout", down.Round(time.Second), grace)
+				return result(res, de)
+			}
 			de.Operation = op
-			de.Stamp(last, clock.Now())
+			de.Stamp(last, now)
 			if first == nil {
 				first = de
 			}
 			last = de
 			wait = backoff
 			backoff = min(2*backoff, j.e.Backoff.Max)
-			j.emit(Event{Item: name, Err: de.Clone(), Retry: wait})
+			j.emit(Event{Item: name, Err: de.Clone(), Retry: wait, RetryAt: now.Add(wait), Attempt: attempt})
 		}
 		if !j.pause(ictx, wait) {
 			return result(res, stoppedError(ictx, spec, waiting, last))

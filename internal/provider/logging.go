@@ -101,9 +101,15 @@ func (l *jobLogger) observe(ev engine.Event) {
 		}
 		tflog.SubsystemDebug(l.ctx, subsystemDeployer, l.masked(line), fields)
 	case ev.Retry > 0:
+		// INFO, with the message (which names the object, registry or
+		// URL) and when the next attempt is, so a long apply says why
+		// while it retries, not only once it gives up.
 		fields["retry_in"] = ev.Retry.String()
-		tflog.SubsystemWarn(l.ctx, subsystemEngine, fmt.Sprintf("deploy item %q: transient error, retrying in %s: %s",
-			ev.Item, ev.Retry, l.masked(ev.Err.Reason)), fields)
+		fields["retry_at"] = ev.RetryAt.Format(time.RFC3339)
+		fields["attempt"] = ev.Attempt
+		fields["reason"] = ev.Err.Reason
+		tflog.SubsystemInfo(l.ctx, subsystemEngine, fmt.Sprintf("deploy item %q: attempt %d failed, retrying at %s (in %s): %s: %s",
+			ev.Item, ev.Attempt, ev.RetryAt.Format(time.TimeOnly), ev.Retry, ev.Err.Reason, l.masked(ev.Err.Message)), fields)
 	case ev.Waiting != nil:
 		// Names of objects and why they are not ready, never values:
 		// INFO, so a long wait never goes quiet.

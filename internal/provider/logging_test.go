@@ -59,3 +59,28 @@ func TestJobLoggerReportsWaitsAtInfo(t *testing.T) {
 		t.Fatalf("INFO lines %q, want %q", info, want)
 	}
 }
+
+// A retried error is an INFO line that says why (the message, which
+// names the URL or object, masked as every line is) and when the next
+// attempt is, so a long apply is not silent about its cause.
+func TestJobLoggerSaysWhyItRetries(t *testing.T) {
+	var buf bytes.Buffer
+	ctx := tflogtest.RootLogger(context.Background(), &buf)
+	prev := engine.Status{Items: map[string]*engine.ItemStatus{"db": {Export: json.RawMessage(`{"password":"hunter22"}`)}}}
+	l := newJobLogger(ctx, map[string]bool{"db": true}, prev)
+	next := time.Date(2026, 11, 27, 12, 0, 31, 0, time.UTC)
+	err := &core.Error{Reason: "FetchChart", Message: "unable to fetch https://user:hunter22@charts.invalid/app.tgz: lookup charts.invalid: no such host"}
+	l.observe(engine.Event{Execution: "app", JobID: "j", Item: "chart", Err: err, Retry: 30 * time.Second, RetryAt: next, Attempt: 5})
+	entries, derr := tflogtest.MultilineJSONDecode(&buf)
+	if derr != nil {
+		t.Fatal(derr)
+	}
+	if len(entries) != 1 {
+		t.Fatalf("entries %v", entries)
+	}
+	e := entries[0]
+	want := `deploy item "chart": attempt 5 failed, retrying at 12:00:31 (in 30s): FetchChart: unable to fetch https://user:***@charts.invalid/app.tgz: lookup charts.invalid: no such host`
+	if e["@level"] != "info" || e["@message"] != want || e["retry_at"] != "2026-11-27T12:00:31Z" || e["retry_in"] != "30s" || e["deploy_item"] != "chart" {
+		t.Fatalf("entry %v\nwant message %s", e, want)
+	}
+}

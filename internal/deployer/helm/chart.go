@@ -331,7 +331,7 @@ func registryError(ctx context.Context, reason, msg string, err error) error {
 	case ociregistry.KindRefused:
 		return core.Terminal(reason, full, core.CodeUnauthorized)
 	case ociregistry.KindUnreachable, ociregistry.KindServer:
-		return core.Transient(reason, full)
+		return core.TransientCause(reason, full, err)
 	}
 	return core.ConfigurationProblem("%s", full)
 }

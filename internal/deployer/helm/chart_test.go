@@ -151,18 +151,23 @@ func TestLoadChartErrors(t *testing.T) {
 		chart     Chart
 		want      string
 		transient bool
+		// unreachable: the host does not resolve or refuses connections,
+		// which the engine retries for its grace period only.
+		unreachable bool
 	}{
-		{"not base64", Chart{Archive: &Archive{Raw: "!!"}}, "not base64", false},
-		{"not an archive", Chart{Archive: &Archive{Raw: base64.StdEncoding.EncodeToString([]byte("hello"))}}, "unable to load chart", false},
-		{"http 404", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: repo.URL + "/nope.tgz"}}}, "has no " + repo.URL + "/nope.tgz", false},
-		{"missing path", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: "/does/not/exist"}}}, "no such file", false},
-		{"bad scheme", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: "ftp://x/y.tgz"}}}, "unsupported scheme", false},
-		{"repo unknown version", Chart{HelmChartRepo: &HelmChartRepo{URL: repo.URL, Name: "demo", Version: "9.9.9"}}, `no version of chart "demo" matches "9.9.9"`, false},
-		{"repo unknown chart", Chart{HelmChartRepo: &HelmChartRepo{URL: repo.URL, Name: "other", Version: "0.1.0"}}, `chart "other"`, false},
-		{"repo unreachable", Chart{HelmChartRepo: &HelmChartRepo{URL: "http://127.0.0.1:1", Name: "demo", Version: "0.1.0"}}, "unable to fetch", true},
-		{"oci missing", Chart{Ref: reg.Host + "/charts/none:1.0.0"}, "unable to pull chart", false},
-		{"component without resolver", Chart{ResourceRef: "a2V5"}, "no component", false},
-		{"unknown resource", Chart{FromResource: &ChartResource{ResourceName: "nope"}}, `resource "nope" not found`, false},
+		{"not base64", Chart{Archive: &Archive{Raw: "!!"}}, "not base64", false, false},
+		{"not an archive", Chart{Archive: &Archive{Raw: base64.StdEncoding.EncodeToString([]byte("hello"))}}, "unable to load chart", false, false},
+		{"http 404", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: repo.URL + "/nope.tgz"}}}, "has no " + repo.URL + "/nope.tgz", false, false},
+		{"missing path", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: "/does/not/exist"}}}, "no such file", false, false},
+		{"bad scheme", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: "ftp://x/y.tgz"}}}, "unsupported scheme", false, false},
+		{"repo unknown version", Chart{HelmChartRepo: &HelmChartRepo{URL: repo.URL, Name: "demo", Version: "9.9.9"}}, `no version of chart "demo" matches "9.9.9"`, false, false},
+		{"repo unknown chart", Chart{HelmChartRepo: &HelmChartRepo{URL: repo.URL, Name: "other", Version: "0.1.0"}}, `chart "other"`, false, false},
+		{"repo unreachable", Chart{HelmChartRepo: &HelmChartRepo{URL: "http://127.0.0.1:1", Name: "demo", Version: "0.1.0"}}, "connection refused", true, true},
+		{"host does not resolve", Chart{Archive: &Archive{Remote: &RemoteArchive{URL: "https://charts.invalid/demo-0.1.0.tgz"}}},
+			"unable to fetch chart.archive.remote.url https://charts.invalid/demo-0.1.0.tgz: registry charts.invalid cannot be reached", true, true},
+		{"oci missing", Chart{Ref: reg.Host + "/charts/none:1.0.0"}, "unable to pull chart", false, false},
+		{"component without resolver", Chart{ResourceRef: "a2V5"}, "no component", false, false},
+		{"unknown resource", Chart{FromResource: &ChartResource{ResourceName: "nope"}}, `resource "nope" not found`, false, false},
 	}
 	res := &fakeResolver{}
 	for _, c := range cases {
@@ -176,8 +181,9 @@ func TestLoadChartErrors(t *testing.T) {
 			if !errors.As(err, &ce) {
 				t.Fatalf("want *core.Error, got %v", err)
 			}
-			if !strings.Contains(ce.Message, c.want) || ce.Transient != c.transient {
-				t.Fatalf("got %q transient=%v, want %q transient=%v", ce.Message, ce.Transient, c.want, c.transient)
+			if !strings.Contains(ce.Message, c.want) || ce.Transient != c.transient || ce.Unreachable != c.unreachable {
+				t.Fatalf("got %q transient=%v unreachable=%v, want %q transient=%v unreachable=%v",
+					ce.Message, ce.Transient, ce.Unreachable, c.want, c.transient, c.unreachable)
 			}
 		})
 	}

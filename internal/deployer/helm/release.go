@@ -232,7 +232,7 @@ func helmError(reason, prefix string, err error) *core.Error {
 			return core.Terminal(reason, msg, core.CodeConfigurationProblem)
 		}
 	}
-	return core.Transient(reason, msg)
+	return core.TransientCause(reason, msg, err)
 }
 
 // forbiddenText is the API server's answer to a request RBAC denies, as

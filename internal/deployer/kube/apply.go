@@ -297,11 +297,12 @@ func joinErrors(errs []*core.Error) *core.Error {
 	if len(errs) == 1 {
 		return errs[0]
 	}
-	out := &core.Error{Reason: errs[0].Reason, Transient: true}
+	out := &core.Error{Reason: errs[0].Reason, Transient: true, Unreachable: true}
 	var msgs []string
 	for _, e := range errs {
 		msgs = append(msgs, e.Message)
 		out.Transient = out.Transient && e.Transient
+		out.Unreachable = out.Unreachable && e.Unreachable
 		for _, c := range e.Codes {
 			if !slices.Contains(out.Codes, c) {
 				out.Codes = append(out.Codes, c)

@@ -85,9 +85,9 @@ func Classify(err error, reason, message string) *core.Error {
 		}
 	}
 	if isNetworkError(err) || errors.Is(err, context.DeadlineExceeded) {
-		return core.Transient(reason, msg)
+		return core.TransientCause(reason, msg, err)
 	}
-	return core.Transient(reason, msg)
+	return core.TransientCause(reason, msg, err)
 }
 
 // isNetworkError reports errors of reaching the API server at all.

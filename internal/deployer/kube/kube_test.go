@@ -367,6 +367,16 @@ func TestClassify(t *testing.T) {
 		if e.Transient != c.transient || (c.code != "" && !slices.Contains(e.Codes, c.code)) || (c.code == "" && len(e.Codes) > 0) {
 			t.Errorf("%s: %+v", c.name, e)
 		}
+		// Only an API server that refuses connections (or whose name does
+		// not resolve) is retried for the engine's grace period alone.
+		if e.Unreachable != (c.name == "connection refused") {
+			t.Errorf("%s: unreachable=%v", c.name, e.Unreachable)
+		}
+	}
+	noHost := &url.Error{Op: "Get", URL: "https://api.cluster.invalid", Err: &net.OpError{Op: "dial", Net: "tcp",
+		Err: &net.DNSError{Err: "no such host", Name: "api.cluster.invalid", IsNotFound: true}}}
+	if e := Classify(noHost, ReasonApply, "applying"); !e.Transient || !e.Unreachable {
+		t.Errorf("no such host: %+v", e)
 	}
 	if Classify(nil, "", "") != nil {
 		t.Error("nil error classified")
@@ -380,8 +390,15 @@ func TestJoinErrors(t *testing.T) {
 	if j.Transient || j.Message != "a; b" || !slices.Equal(j.Codes, []string{core.CodeConfigurationProblem}) {
 		t.Errorf("%+v", j)
 	}
-	if j := joinErrors([]*core.Error{a, core.Transient(ReasonApply, "c")}); !j.Transient {
+	if j := joinErrors([]*core.Error{a, core.Transient(ReasonApply, "c")}); !j.Transient || j.Unreachable {
 		t.Errorf("all transient must stay transient: %+v", j)
+	}
+	down := core.TransientCause(ReasonApply, "d", syscall.ECONNREFUSED)
+	if j := joinErrors([]*core.Error{down, down}); !j.Unreachable {
+		t.Errorf("all unreachable must stay unreachable: %+v", j)
+	}
+	if j := joinErrors([]*core.Error{down, a}); j.Unreachable {
+		t.Errorf("one reachable error makes the group reachable: %+v", j)
 	}
 }
 
