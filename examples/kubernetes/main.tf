@@ -3,6 +3,9 @@
 # then, once `make install-mirror` has installed the provider:
 #   terraform init
 #   terraform apply -var kubeconfig=$HOME/.kube/config
+# On the local control plane of `make cluster`, which has no nodes, the
+# podinfo pods never start; do not wait for them:
+#   terraform apply -var kubeconfig=<its KUBECONFIG> -var readiness_checks=false
 terraform {
   required_providers {
     landscaper = { source = "landscaper-tf/landscaper" }
@@ -12,6 +15,12 @@ terraform {
 variable "kubeconfig" {
   type        = string
   description = "Path of the kubeconfig of the cluster to deploy to."
+}
+
+variable "readiness_checks" {
+  type        = bool
+  description = "Wait until the podinfo release's workloads are ready (Landscaper's default readiness checks). Set false on a cluster without nodes, such as `make cluster`'s."
+  default     = true
 }
 
 variable "chart_repository" {
@@ -78,8 +87,9 @@ resource "landscaper_execution" "app" {
           helmChartName    = "podinfo"
           helmChartVersion = "6.7.1"
         } }
-        values  = { replicaCount = 1, ui = { message = "deployed by landscaper_execution" } }
-        exports = { exports = [{ key = "message", jsonPath = ".Values.ui.message" }] }
+        values          = { replicaCount = 1, ui = { message = "deployed by landscaper_execution" } }
+        readinessChecks = { disableDefault = !var.readiness_checks }
+        exports         = { exports = [{ key = "message", jsonPath = ".Values.ui.message" }] }
       })
     }
   }

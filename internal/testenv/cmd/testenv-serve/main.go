@@ -3,9 +3,9 @@
 // Command testenv-serve runs the test environment's control plane (etcd,
 // kube-apiserver, kube-controller-manager) and, with -landscaper, Landscaper's
 // own controllers against it, until it gets SIGTERM or SIGINT; then it stops
-// them all. It is what `make landscaper-up` starts in the background
-// (scripts/landscaper-up.sh), for people who want a real Landscaper to try
-// things against.
+// them all. It is what `make cluster` and `make landscaper-up` start in the
+// background (scripts/testenv-up.sh), for people who want a cluster, or a
+// real Landscaper, to try things against.
 //
 //	testenv-serve -dir DIR [-landscaper]
 //
