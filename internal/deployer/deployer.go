@@ -181,6 +181,10 @@ type Result struct {
 	// user's words: each object not ready and why. The engine reports it
 	// while the item waits and names it when a timeout ends the wait.
 	Waiting string
+	// TimeoutCodes are the codes, besides ERR_TIMEOUT, of the error when a
+	// timeout ends this wait: Landscaper marks a readiness check that timed
+	// out ERR_FOR_INFO_ONLY too.
+	TimeoutCodes []string
 }
 
 // Deployer installs and removes deploy items of one type.

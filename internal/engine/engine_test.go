@@ -522,7 +522,9 @@ type clusterFake struct{ *fakeDeployer }
 func (clusterFake) TargetTypes() []string { return []string{"k8s"} }
 
 // An item that waits says what for: every WaitReport while it waits, and
-// in the timeout's message when the wait does not end.
+// in the timeout's message when the wait does not end, whose codes are
+// those the deployer gave for the wait besides ERR_TIMEOUT (as Landscaper's
+// readiness check adds ERR_FOR_INFO_ONLY).
 func TestWaitingItemSaysWhatItWaitsFor(t *testing.T) {
 	h := newHarness(0)
 	h.e.WaitReport = 20 * time.Second
@@ -530,12 +532,15 @@ func TestWaitingItemSaysWhatItWaitsFor(t *testing.T) {
 	defer close(stop)
 	go driveClock(h.clock, 5*time.Second, stop)
 	const why = "Deployment example/web: 0 of 1 replicas available (pod web-1: container web: ImagePullBackOff)"
-	spec := item(fmt.Sprintf(`{"requeue":1000000,"waiting":%q}`, why))
+	spec := item(fmt.Sprintf(`{"requeue":1000000,"waiting":%q,"waitCodes":["ERR_FOR_INFO_ONLY"]}`, why))
 	spec.Timeout = time.Minute
 	st := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": spec}), Status{}, h.run("j"))
 	le := st.Items["a"].LastError
 	if le == nil || le.Reason != core.ReasonProgressingTimeout || !strings.Contains(le.Message, "timeout of 1m0s; still waiting for: "+why) {
 		t.Fatalf("item %s %+v", st.Items["a"].Phase, le)
+	}
+	if fmt.Sprint(le.Codes) != "[ERR_TIMEOUT ERR_FOR_INFO_ONLY]" {
+		t.Errorf("codes %v, want ERR_TIMEOUT and the wait's ERR_FOR_INFO_ONLY", le.Codes)
 	}
 	var reports []time.Duration
 	for _, e := range h.rec.events {

@@ -114,9 +114,10 @@ type fakeConfig struct {
 	Gate       string          `json:"gate"`   // wait for release(gate)
 	Export     json.RawMessage `json:"export"` // returned on success
 	Unknown    bool            `json:"unknownError"`
-	Requeue    int             `json:"requeue"` // first N attempts: not ready, look again in 5s
-	Waiting    string          `json:"waiting"` // what a requeued attempt says it waits for
-	Codes      []string        `json:"codes"`   // of the transient errors
+	Requeue    int             `json:"requeue"`   // first N attempts: not ready, look again in 5s
+	Waiting    string          `json:"waiting"`   // what a requeued attempt says it waits for
+	WaitCodes  []string        `json:"waitCodes"` // the codes a timeout ending the wait adds
+	Codes      []string        `json:"codes"`     // of the transient errors
 	// Unreachable makes the first N attempts fail as a chart host that
 	// does not resolve would (after the transient ones).
 	Unreachable int `json:"unreachable"`
@@ -191,7 +192,7 @@ func (f *fakeDeployer) run(ctx context.Context, req deployer.Request) (deployer.
 		return deployer.Result{}, nil
 	}
 	if attempt <= c.Requeue {
-		return deployer.Result{State: state, RequeueAfter: 5 * time.Second, Waiting: c.Waiting}, nil
+		return deployer.Result{State: state, RequeueAfter: 5 * time.Second, Waiting: c.Waiting, TimeoutCodes: c.WaitCodes}, nil
 	}
 	if attempt <= c.Unreachable || c.UnreachableOdd && attempt%2 == 1 {
 		err := &net.DNSError{Err: "no such host", Name: "charts.invalid", IsNotFound: true}

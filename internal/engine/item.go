@@ -105,6 +105,8 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 	// waiting is what the item waited for at its last look, when that
 	// look asked to be called again; a later error clears it.
 	var waiting string
+	// waitCodes are the codes a timeout ending that wait adds.
+	var waitCodes []string
 	// unreachableSince is the time of the first of the errors in a row
 	// that say a host is unreachable; zero when the last attempt's did not.
 	var unreachableSince time.Time
@@ -128,7 +130,7 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 		case err == nil && res.RequeueAfter <= 0:
 			return result(res, nil)
 		case err == nil:
-			wait, waiting = res.RequeueAfter, res.Waiting
+			wait, waiting, waitCodes = res.RequeueAfter, res.Waiting, res.TimeoutCodes
 			unreachableSince = time.Time{}
 			j.emit(Event{Item: name, Requeue: wait})
 			if now := clock.Now(); report > 0 && now.Sub(lastReport) >= report {
@@ -143,13 +145,13 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 				// attempt before it says why the item had not finished.
 				switch {
 				case waiting != "":
-					return result(res, stoppedError(ictx, spec, waiting, last))
+					return result(res, stoppedError(ictx, spec, waiting, waitCodes, last))
 				case last != nil:
-					return result(res, stoppedError(ictx, spec, "", last))
+					return result(res, stoppedError(ictx, spec, "", nil, last))
 				}
-				return result(res, stoppedError(ictx, spec, "", de))
+				return result(res, stoppedError(ictx, spec, "", nil, de))
 			}
-			waiting = ""
+			waiting, waitCodes = "", nil
 			if !de.Retryable() {
 				return result(res, de)
 			}
@@ -175,7 +177,7 @@ func (j *job) runItem(ctx context.Context, name string, spec ItemSpec, state []b
 			j.emit(Event{Item: name, Err: de.Clone(), Retry: wait, RetryAt: now.Add(wait), Attempt: attempt})
 		}
 		if !j.pause(ictx, wait) {
-			return result(res, stoppedError(ictx, spec, waiting, last))
+			return result(res, stoppedError(ictx, spec, waiting, waitCodes, last))
 		}
 	}
 }
@@ -213,8 +215,9 @@ func classify(err error) *core.Error {
 
 // stoppedError explains why a running item was stopped: its own timeout,
 // the operation's deadline, or an interrupt (Ctrl-C); and what it was
-// waiting for then (the objects not ready), or its last error.
-func stoppedError(ctx context.Context, spec ItemSpec, waiting string, last *core.Error) *core.Error {
+// waiting for then (the objects not ready), or its last error. A timeout
+// adds the codes the deployer gave for the wait (waitCodes).
+func stoppedError(ctx context.Context, spec ItemSpec, waiting string, waitCodes []string, last *core.Error) *core.Error {
 	cause := context.Cause(ctx)
 	e := &core.Error{Reason: core.ReasonInterruptOperation, Codes: []string{core.CodeInterrupted},
 		Message: "operation was interrupted while the deploy item was running"}
@@ -225,6 +228,9 @@ func stoppedError(ctx context.Context, spec ItemSpec, waiting string, last *core
 	case errors.Is(cause, context.DeadlineExceeded):
 		e.Reason, e.Codes = core.ReasonProgressingTimeout, []string{core.CodeTimeout}
 		e.Message = "the operation's timeout expired while the deploy item was running"
+	}
+	if e.Reason == core.ReasonProgressingTimeout && waiting != "" {
+		e.Codes = append(e.Codes, waitCodes...)
 	}
 	if waiting != "" {
 		e.Message += "; still waiting for: " + waiting

@@ -278,6 +278,9 @@ func (d *Deployer) Reconcile(ctx context.Context, req deployer.Request) (deploye
 	// helm owns a release's objects, and hooks may delete some: only the
 	// workloads among them are checked, as Landscaper does.
 	pending, err := waiting(kube.CheckReadiness(ctx, cl, c.ReadinessChecks, st.Managed, false), kube.ReasonReadiness)
+	if pending != "" {
+		res.TimeoutCodes = kube.ReadinessTimeoutCodes
+	}
 	if err == nil && pending == "" {
 		var export map[string]any
 		export, err = kube.ReadExports(ctx, cl, c.resourceExports())
@@ -474,6 +477,7 @@ func (d *Deployer) reconcileManifests(ctx context.Context, req deployer.Request,
 	out, err := kube.Reconcile(ctx, cl, spec(req, c, r.manifests), req.JobID, ks)
 	st = state{Hash: runHash(req), Name: c.Name, Namespace: c.Namespace, Kube: &out.State, ValueExports: r.valueExports}
 	res.State, res.ProviderStatus, res.RequeueAfter, res.Waiting = st.bytes(), st.providerStatus(), out.RequeueAfter, out.Waiting
+	res.TimeoutCodes = out.TimeoutCodes
 
 	d.mu.Lock()
 	defer d.mu.Unlock()

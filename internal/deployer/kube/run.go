@@ -117,7 +117,14 @@ type Outcome struct {
 	RequeueAfter time.Duration
 	// Waiting says what the run waits for when RequeueAfter is set.
 	Waiting string
+	// TimeoutCodes are the codes a timeout ending this wait adds to
+	// ERR_TIMEOUT (see deployer.Result).
+	TimeoutCodes []string
 }
+
+// ReadinessTimeoutCodes are the codes Landscaper's readiness check gives
+// when it times out: ERR_FOR_INFO_ONLY besides ERR_TIMEOUT.
+var ReadinessTimeoutCodes = []string{core.CodeForInfoOnly}
 
 // requeueDelay grows with the number of checks: objects of a fresh
 // install are often ready within a second, slow ones are not polled
@@ -197,9 +204,12 @@ func Reconcile(ctx context.Context, cl *target.Cluster, spec *Spec, job string, 
 		if t := readinessTimeout(spec.ReadinessChecks); t > 0 && now().Sub(p.Since) > t {
 			st.Pending = nil
 			return Outcome{State: st}, core.Terminal(ReasonReadiness,
-				fmt.Sprintf("readiness check timed out after %s: %s", t, nr.Error()), core.CodeTimeout)
+				fmt.Sprintf("readiness check timed out after %s: %s", t, nr.Error()),
+				append([]string{core.CodeTimeout}, ReadinessTimeoutCodes...)...)
 		}
-		return waitFor(nr.Error())
+		out, err := waitFor(nr.Error())
+		out.TimeoutCodes = ReadinessTimeoutCodes
+		return out, err
 	}
 
 	exp, err := ReadExports(ctx, cl, spec.Exports)

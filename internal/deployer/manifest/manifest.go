@@ -276,6 +276,7 @@ func result(req deployer.Request, out kube.Outcome, err error) (deployer.Result,
 		ProviderStatus: kube.NewProviderStatus(APIVersionV1alpha2, out.State.Managed),
 		RequeueAfter:   out.RequeueAfter,
 		Waiting:        out.Waiting,
+		TimeoutCodes:   out.TimeoutCodes,
 	}
 	if out.RequeueAfter > 0 && out.Waiting != "" && req.Log != nil {
 		req.Log("waiting for " + out.Waiting)
