@@ -7,6 +7,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
@@ -39,6 +40,12 @@ func TestMain(m *testing.M) {
 		code = m.Run()
 	} else {
 		code = testenv.Main(m, &kubeEnv)
+	}
+	if err := realLandscaper.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping Landscaper: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
 	}
 	cleanup()
 	os.Exit(code)

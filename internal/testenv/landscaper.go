@@ -416,6 +416,10 @@ func workersStarted(path string) func(context.Context) error {
 // lines it wrote during the test, at most this many of the last.
 const watchLines = 15
 
+// watchLineBytes cuts longer log lines: Landscaper logs whole template
+// inputs in one line.
+const watchLineBytes = 600
+
 // Watch ties Landscaper's logs to the test t: when t has failed by its end,
 // the log directory is kept after Stop, and t's log names every process's log
 // file with the last lines it wrote during t; a process that died during t
@@ -474,5 +478,11 @@ func tailSince(path string, offset int64, n int) string {
 	if err != nil {
 		return ""
 	}
-	return lastLines(data, n)
+	lines := strings.Split(lastLines(data, n), "\n")
+	for i, l := range lines {
+		if len(l) > watchLineBytes {
+			lines[i] = l[:watchLineBytes] + fmt.Sprintf(" [%d more bytes]", len(l)-watchLineBytes)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
