@@ -37,27 +37,9 @@ func (x *installations) importLandscaper(ctx context.Context, raw string) (tftyp
 	if err != nil {
 		return fail("Invalid import ID", err.Error())
 	}
-	pt := x.targets()
-	if pt == nil || !pt.known {
-		return fail("Provider targets not known", fmt.Sprintf("importing %s reads the Landscaper cluster of the provider target %q: "+
-			"the provider's targets must be configured with known values when importing", id, id.Target))
-	}
-	t, ok := pt.lookup(id.Target)
-	if !ok {
-		return fail("Provider target not defined", fmt.Sprintf("import ID %q names the provider target %q for the Landscaper "+
-			"resource cluster, which the provider does not define; it defines: %s", raw, id.Target, pt.names()))
-	}
-	if t.Type != target.KubernetesClusterType {
-		return fail("Not a Landscaper cluster target", fmt.Sprintf("provider target %q, named by import ID %q for the Landscaper "+
-			"resource cluster, is of type %s, not %s", id.Target, raw, t.Type, target.KubernetesClusterType))
-	}
-	rc, err := target.RESTConfig(t.Config)
-	if err != nil {
-		return fail("Invalid Landscaper cluster target", fmt.Sprintf("provider target %q: %v", id.Target, err))
-	}
-	r, err := lscluster.New(rc)
-	if err != nil {
-		return fail("Cannot read the Landscaper cluster", fmt.Sprintf("provider target %q: %v", id.Target, err))
+	r, rps := x.landscaperReader(id.Target, fmt.Sprintf("import ID %q", raw))
+	if rps.errors() {
+		return tftypes.Value{}, nil, rps
 	}
 	inst, err := r.Read(ctx, id.Namespace, id.Installation)
 	if err != nil {
@@ -114,7 +96,7 @@ func (x *installations) importLandscaper(ctx context.Context, raw string) (tftyp
 	if len(secret) > 0 {
 		ps.warn(attrPath(attrSensitiveImports), "Set sensitive_imports in the configuration", sensitiveImportsHint(inst))
 	}
-	ps = append(ps, x.importedTargets(f, inst.Targets, pt)...)
+	ps = append(ps, x.importedTargets(f, inst.Targets, x.targets())...)
 	if ps.errors() {
 		return tftypes.Value{}, nil, ps
 	}
@@ -141,6 +123,39 @@ func (x *installations) importLandscaper(ctx context.Context, raw string) (tftyp
 		return fail("Cannot store the installation's status", err.Error())
 	}
 	return tftypes.NewValue(x.t, f), priv, ps
+}
+
+// landscaperReader reads the Landscaper resource cluster of the provider
+// target name, which what (an import ID, say) names.
+func (x *installations) landscaperReader(name, what string) (*lscluster.Reader, problems) {
+	var ps problems
+	fail := func(summary, detail string) (*lscluster.Reader, problems) {
+		ps.add(nil, summary, detail)
+		return nil, ps
+	}
+	pt := x.targets()
+	if pt == nil || !pt.known || pt.pending[name] {
+		return fail("Provider targets not known", fmt.Sprintf("%s reads the Landscaper cluster of the provider target %q: "+
+			"the provider's targets must be configured with known values for it", what, name))
+	}
+	t, ok := pt.lookup(name)
+	if !ok {
+		return fail("Provider target not defined", fmt.Sprintf("%s names the provider target %q for the Landscaper "+
+			"resource cluster, which the provider does not define; it defines: %s", what, name, pt.names()))
+	}
+	if t.Type != target.KubernetesClusterType {
+		return fail("Not a Landscaper cluster target", fmt.Sprintf("provider target %q, named by %s for the Landscaper "+
+			"resource cluster, is of type %s, not %s", name, what, t.Type, target.KubernetesClusterType))
+	}
+	rc, err := target.RESTConfig(t.Config)
+	if err != nil {
+		return fail("Invalid Landscaper cluster target", fmt.Sprintf("provider target %q: %v", name, err))
+	}
+	r, err := lscluster.New(rc)
+	if err != nil {
+		return fail("Cannot read the Landscaper cluster", fmt.Sprintf("provider target %q: %v", name, err))
+	}
+	return r, ps
 }
 
 // sensitiveImportsHint tells what to write instead of the

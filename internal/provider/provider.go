@@ -232,7 +232,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	p.targets.Store(pt)
 	p.allowed.Store(allowed)
 	e := engine.New(p.deployers, limit)
-	e.Targets = pt.lookup
+	e.Targets = pt.resolve
 	if allowed != nil {
 		e.Allowed = allowed.check
 	}

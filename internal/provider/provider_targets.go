@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 )
 
 // Provider-level targets keep cluster credentials out of state: Terraform
@@ -71,19 +73,102 @@ func allowedDeployersAttribute() schema.ListAttribute {
 
 // providerTargets are the provider's targets, with their configs.
 type providerTargets struct {
-	// known is false while the provider's configuration holds unknown
-	// values (a kubeconfig from a resource not created yet).
+	// known is false while the names, types or metadata of the provider's
+	// targets are unknown: then no reference resolves.
 	known  bool
 	byName map[string]*deployer.Target
+	// pending are the targets whose config alone is unknown: a cluster
+	// created (or changed) in the same apply, its kubeconfig known once
+	// that resource is applied. References to them resolve, to a target
+	// with no config, and where they point is what a plan assumes (see
+	// assuming).
+	pending map[string]bool
 }
 
-// lookup returns the provider's target of that name, with its config.
+// lookup returns the provider's target of that name, with its config
+// (none while pending).
 func (pt *providerTargets) lookup(name string) (*deployer.Target, bool) {
 	if pt == nil {
 		return nil, false
 	}
 	t, ok := pt.byName[name]
 	return t, ok
+}
+
+// resolve is lookup for the engine, which hands configs to deployers: a
+// pending target has none yet, so it resolves as not defined, and a
+// refresh leaves its items unchecked.
+func (pt *providerTargets) resolve(name string) (*deployer.Target, bool) {
+	if pt != nil && pt.pending[name] {
+		return nil, false
+	}
+	return pt.lookup(name)
+}
+
+// assuming returns the targets with each pending one pointing where locs
+// (by target name) says stored items last saw it, or nowhere known. A
+// plan takes a cluster whose kubeconfig is known only after apply to be
+// the cluster it was, so its items are not planned to run again for that
+// alone; where that assumption could be proved wrong within the apply
+// (Terraform plans a changing resource again once the config is known),
+// the plan shows their outcome as unknown instead (mayRun).
+func (pt *providerTargets) assuming(locs map[string]string) *providerTargets {
+	if pt == nil || len(pt.pending) == 0 {
+		return pt
+	}
+	c := &providerTargets{known: pt.known, byName: maps.Clone(pt.byName), pending: pt.pending}
+	for n := range pt.pending {
+		t := *pt.byName[n]
+		t.Location = locs[n]
+		c.byName[n] = &t
+	}
+	return c
+}
+
+// isPending reports whether t is a reference to a pending target.
+func (pt *providerTargets) isPending(t *deployer.Target) bool {
+	return pt != nil && t != nil && t.Ref != "" && pt.pending[t.Ref]
+}
+
+// pendingIn reports whether an installation imports a pending target.
+func (pt *providerTargets) pendingIn(imp installation.Imports) bool {
+	found := slices.ContainsFunc(slices.Collect(maps.Values(imp.Targets)), pt.isPending)
+	for _, l := range imp.TargetLists {
+		found = found || slices.ContainsFunc(l, pt.isPending)
+	}
+	for _, m := range imp.TargetMaps {
+		found = found || slices.ContainsFunc(slices.Collect(maps.Values(m)), pt.isPending)
+	}
+	return found
+}
+
+// pendingTargetsUnknown makes the target of each rendered deploy item (in
+// items, the deploy_items value) that acts on a pending provider target
+// unknown: where it points is known after apply.
+func pendingTargetsUnknown(items tftypes.Value, specs map[string]engine.ItemSpec, pt *providerTargets) tftypes.Value {
+	m := fields(items)
+	if m == nil {
+		return items
+	}
+	for key, spec := range specs {
+		if v, ok := m[key]; ok && pt.isPending(spec.Target) {
+			f := fields(v)
+			f["target"] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
+			m[key] = tftypes.NewValue(v.Type(), f)
+		}
+	}
+	return tftypes.NewValue(items.Type(), m)
+}
+
+// locations are where stored items' provider targets pointed, by name.
+func locations(targets map[string]*deployer.Target) map[string]string {
+	out := map[string]string{}
+	for _, t := range targets {
+		if t != nil && t.Ref != "" {
+			out[t.Ref] = t.Location
+		}
+	}
+	return out
 }
 
 func (pt *providerTargets) names() string {
@@ -97,12 +182,22 @@ func (pt *providerTargets) names() string {
 // are returned as framework diagnostics, on their paths.
 func decodeProviderTargets(v tftypes.Value, reg *deployer.Registry) (*providerTargets, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	pt := &providerTargets{known: v.IsFullyKnown(), byName: map[string]*deployer.Target{}}
+	pt := &providerTargets{known: v.IsKnown(), byName: map[string]*deployer.Target{}, pending: map[string]bool{}}
+	for _, e := range fields(v) {
+		f := fields(e)
+		if !e.IsKnown() || !f["type"].IsKnown() || !f["labels"].IsFullyKnown() || !f["annotations"].IsFullyKnown() {
+			// What templates would see of it is unknown.
+			pt.known = false
+		}
+	}
 	if !pt.known {
 		return pt, nil
 	}
 	for _, n := range slices.Sorted(maps.Keys(fields(v))) {
 		at := path.Root(attrTargets).AtMapKey(n)
+		if !fields(v)[n].IsFullyKnown() {
+			pt.pending[n] = true
+		}
 		if err := validTargetName(n); err != nil {
 			diags.AddAttributeError(at, "Invalid provider target name", err.Error()+"; resources name the target by it")
 			continue
@@ -117,9 +212,11 @@ func decodeProviderTargets(v tftypes.Value, reg *deployer.Registry) (*providerTa
 		f := fields(fields(v)[n])
 		cfg, _ := deployer.NormalizeConfig(str(f["config"]))
 		typ := str(f["type"])
-		pt.byName[n] = &deployer.Target{Name: n, Ref: n, Type: typ, Config: cfg,
-			Labels: stringMap(f["labels"]), Annotations: stringMap(f["annotations"]),
-			Location: reg.TargetLocation(typ, cfg)}
+		t := &deployer.Target{Name: n, Ref: n, Type: typ, Labels: stringMap(f["labels"]), Annotations: stringMap(f["annotations"])}
+		if !pt.pending[n] {
+			t.Config, t.Location = cfg, reg.TargetLocation(typ, cfg)
+		}
+		pt.byName[n] = t
 	}
 	return pt, diags
 }
@@ -341,11 +438,24 @@ func (pt *providerTargets) pointAsBefore(blobs map[string][]byte) bool {
 	if pt == nil || !pt.known {
 		return false
 	}
-	for _, line := range strings.Split(string(refs), "\n") {
-		name, loc, _ := strings.Cut(line, "\x00")
-		if t, ok := pt.lookup(name); !ok || t.Location != loc {
+	for name, loc := range storedLocations(refs) {
+		if t, ok := pt.lookup(name); !ok || t.Location != loc && !pt.pending[name] {
 			return false
 		}
 	}
 	return true
+}
+
+// storedLocations reads the blob markRefs writes: where each provider
+// target pointed, by name.
+func storedLocations(refs []byte) map[string]string {
+	out := map[string]string{}
+	if len(refs) == 0 {
+		return out
+	}
+	for _, line := range strings.Split(string(refs), "\n") {
+		name, loc, _ := strings.Cut(line, "\x00")
+		out[name] = loc
+	}
+	return out
 }

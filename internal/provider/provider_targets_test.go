@@ -6,14 +6,19 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 )
 
 // providerTargetsHCL is a provider block defining the target "prod"
@@ -481,4 +486,64 @@ data "landscaper_blueprint" "preview" {
 			),
 		}},
 	})
+}
+
+// A provider target whose config alone is unknown (a cluster created in
+// the same apply) is pending: references to it resolve, to a target with
+// no config that the engine cannot use, and a plan assumes it points where
+// stored items saw it. Anything templates would see being unknown (type,
+// labels, the map itself) leaves no reference resolvable.
+func TestProviderTargetsPending(t *testing.T) {
+	ctx := t.Context()
+	mt := as[tftypes.Map](providerTargetsAttribute().GetType().TerraformType(ctx))
+	et := as[tftypes.Object](mt.ElementType)
+	unknown := func(typ tftypes.Type) tftypes.Value { return tftypes.NewValue(typ, tftypes.UnknownValue) }
+	target := func(typ, config tftypes.Value) tftypes.Value {
+		return tftypes.NewValue(et, map[string]tftypes.Value{"type": typ, "config": config,
+			"labels": tftypes.NewValue(et.AttributeTypes["labels"], nil), "annotations": tftypes.NewValue(et.AttributeTypes["annotations"], nil)})
+	}
+	kube := stringValue("landscaper.gardener.cloud/kubernetes-cluster")
+	known := target(kube, stringValue(`{"kubeconfig": `+strconv.Quote(strings.ReplaceAll(acctest.UnreachableKubeconfig, "https://127.0.0.1:1", "https://old:443"))+`}`))
+	reg := Deployers()
+
+	pt, diags := decodeProviderTargets(tftypes.NewValue(mt, map[string]tftypes.Value{"old": known, "created": target(kube, unknown(tftypes.String))}), reg)
+	if diags.HasError() || !pt.known || !pt.pending["created"] || pt.pending["old"] {
+		t.Fatalf("config unknown: known %v, pending %v, %v", pt.known, pt.pending, diags)
+	}
+	if _, ok := pt.resolve("created"); ok {
+		t.Error("the engine resolves a pending target, whose config is unknown")
+	}
+	if _, ok := pt.resolve("old"); !ok {
+		t.Error("the engine does not resolve a known target")
+	}
+	ref, ps := pt.assuming(map[string]string{"created": "https://new:443"}).reference(map[string]tftypes.Value{"name": stringValue("created")}, nil)
+	if len(ps) > 0 || ref.Ref != "created" || ref.Location != "https://new:443" || len(ref.Config) > 0 || !pt.isPending(ref) {
+		t.Errorf("a reference to the pending target under an assumption: %+v %v", ref, ps)
+	}
+	if c, _ := pt.lookup("created"); c.Location != "" {
+		t.Errorf("assuming changed the provider's own targets: %+v", c)
+	}
+	blobs := map[string][]byte{}
+	markRefs(blobs, map[string]*deployer.Target{"a": {Ref: "created", Location: "https://elsewhere:443"}, "b": {Ref: "old", Location: "https://old:443"}})
+	if !pt.pointAsBefore(blobs) {
+		t.Error("a settled plan does not take the pending target to point where it did")
+	}
+	markRefs(blobs, map[string]*deployer.Target{"b": {Ref: "old", Location: "https://other:443"}})
+	if pt.pointAsBefore(blobs) {
+		t.Error("a known target pointing elsewhere is taken to point as before")
+	}
+
+	for name, v := range map[string]tftypes.Value{
+		"map unknown":  unknown(mt),
+		"type unknown": tftypes.NewValue(mt, map[string]tftypes.Value{"created": target(unknown(tftypes.String), unknown(tftypes.String))}),
+		"labels unknown": tftypes.NewValue(mt, map[string]tftypes.Value{"created": tftypes.NewValue(et, map[string]tftypes.Value{
+			"type": kube, "config": unknown(tftypes.String), "labels": unknown(et.AttributeTypes["labels"]),
+			"annotations": tftypes.NewValue(et.AttributeTypes["annotations"], nil)})}),
+		"target unknown": tftypes.NewValue(mt, map[string]tftypes.Value{"created": unknown(et)}),
+	} {
+		pt, _ := decodeProviderTargets(v, reg)
+		if pt.known {
+			t.Errorf("%s: references resolve", name)
+		}
+	}
 }

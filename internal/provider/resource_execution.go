@@ -190,7 +190,7 @@ func desiredOf(v tftypes.Value, pt *providerTargets) (desired, bool, problems) {
 	tgts, tgtsKnown, ps := targetsOf(f[attrTargets], pt, attrPath(attrTargets))
 	d := desired{
 		exec: engine.Execution{Name: str(f["name"]), Items: make(map[string]engine.ItemSpec, len(its)),
-			ReconcileTrigger: str(f[attrReconcileTrigger])},
+			ReconcileTrigger: triggerOf(f)},
 		sensitive: make(map[string]bool, len(its)),
 		pending:   map[string]bool{},
 		unrouted:  map[string]bool{},
@@ -393,7 +393,8 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 	cct := x.vt.resource.AttributeTypes[attrClusterChanges]
 	f[attrClusterChanges] = tftypes.NewValue(cct, tftypes.UnknownValue)
 	planned := tftypes.NewValue(x.vt.resource, f)
-	want, known, p := desiredOf(planned, x.targets())
+	pt := x.targets().assuming(locations(executionTargets(saved.Status, "")))
+	want, known, p := desiredOf(planned, pt)
 	ps = append(ps, p...)
 	ps = append(ps, x.refused(want)...)
 	if !known || ps.errors() {
@@ -406,6 +407,13 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 	}
 	prev := saved.Status
 	job := engine.PlanJob(want.exec, prev).WithRun(slices.Sorted(maps.Keys(want.pending))...)
+	assumed := assumedItems(pt, want.exec, job)
+	if len(assumed) > 0 && (!job.Noop() || !proposed.Equal(prior)) {
+		// Terraform plans this resource again during the apply, with the
+		// target's config known: an item whose cluster then turns out to
+		// be another would run, so its outcome is not known here.
+		job = job.WithRun(assumed...)
+	}
 	if len(replace) > 0 {
 		ps = append(ps, x.allowed().refusedDeletes(executionDeletions(prev, prev.DeletedOnDestroy(), ""), "is deleted with the object this plan replaces")...)
 	} else {
@@ -426,7 +434,8 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 		if pf := fields(prior); pf != nil {
 			f[attrClusterChanges] = pf[attrClusterChanges]
 		}
-	case len(want.pending) > 0:
+	case len(want.pending) > 0 || runsOnPending(pt, want.exec, job.Run):
+		// Nothing to dry-run against before the cluster's config is known.
 		f[attrClusterChanges] = tftypes.NewValue(cct, tftypes.UnknownValue)
 	case e != nil && clusterChangesWanted(f, x.clusterChanges()):
 		pv := &previewer{e: e, changes: map[string]tftypes.Value{}}
@@ -460,6 +469,24 @@ func (x *executions) plan(ctx context.Context, prior, proposed tftypes.Value, pr
 		ps.add(tftypes.NewAttributePath().WithAttributeName("exports"), "Export cannot be represented", err.Error())
 	}
 	return tftypes.NewValue(x.vt.resource, f), replace, ps
+}
+
+// assumedItems are the items a plan skips only because it takes their
+// pending provider targets to point where they did (providerTargets.assuming).
+func assumedItems(pt *providerTargets, ex engine.Execution, job engine.Plan) []string {
+	var out []string
+	for _, n := range job.Skip {
+		if pt.isPending(ex.Items[n].Target) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// runsOnPending reports whether an item that runs acts on a pending
+// provider target.
+func runsOnPending(pt *providerTargets, ex engine.Execution, run []string) bool {
+	return slices.ContainsFunc(run, func(n string) bool { return pt.isPending(ex.Items[n].Target) })
 }
 
 // apply runs what the plan showed (engine.Apply), or a delete job when

@@ -808,6 +808,63 @@ func TestAccExecution_reconcileTrigger(t *testing.T) {
 	})
 }
 
+// A reconcile_trigger unknown until apply (the ID of a cluster replaced
+// in the same apply) plans every item as running, in an execution and in
+// an installation, also when no trigger was set before: the apply runs
+// them all once it is known, and the plan must not have promised less.
+func TestAccReconcileTrigger_unknownUntilApply(t *testing.T) {
+	w := newWorld(t)
+	installation := func(trigger string) string {
+		return fmt.Sprintf(`
+resource "landscaper_installation" "app" {
+  name              = "app"
+  reconcile_trigger = %s
+  imports           = { w = local.w, script = local.script }
+  blueprint = { filesystem = { "blueprint.yaml" = <<-EOT
+    apiVersion: landscaper.gardener.cloud/v1alpha1
+    kind: Blueprint
+    imports:
+      - {name: w, schema: {type: string}}
+      - {name: script, schema: {type: string}}
+    deployExecutions:
+      - name: x
+        type: GoTemplate
+        template: |
+          deployItems:
+            - name: leaf
+              type: exec
+              config: {command: [sh, -c, {{ .imports.script | quote }}], env: {W: {{ .imports.w | quote }}}}
+  EOT
+  } }
+}`, trigger)
+	}
+	items := map[string]string{"a": execItem(nil, "")}
+	base := w.config("", items, installation("null"))
+	triggered := strings.Replace(w.config("", items, installation("terraform_data.cluster.id")), `name = "app"`,
+		"name = \"app\"\n  reconcile_trigger = terraform_data.cluster.id", 1) + `
+resource "terraform_data" "cluster" {
+  input = "created in the same apply"
+}`
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: base, Check: func(*terraform.State) error { return w.ExpectRuns("a:RECONCILE", "leaf:RECONCILE") }},
+			{
+				Config: triggered,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue(app, tfjsonpath.New("status")),
+					plancheck.ExpectUnknownValue(inst, tfjsonpath.New("status")),
+				}},
+				Check: func(*terraform.State) error { return w.ExpectRuns("a:RECONCILE", "leaf:RECONCILE") },
+			},
+			{
+				Config:           triggered,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+		},
+	})
+}
+
 // A mock left Progressing keeps running until its timeout, as in
 // Landscaper, and then fails with ProgressingTimeout.
 func TestAccExecution_mockLeftProgressing(t *testing.T) {

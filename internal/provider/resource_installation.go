@@ -591,7 +591,7 @@ func (x *installations) settled(ctx context.Context, dv *tfprotov6.DynamicValue,
 	}
 	f := fields(config)
 	src, srcKnown := sourceOf(f)
-	imp, impKnown, _ := importsOf(f, x.targets())
+	imp, impKnown, _ := importsOf(f, x.targets().assuming(storedLocations(blobs[refsKey])))
 	if !srcKnown || !impKnown {
 		return false, nil
 	}
@@ -656,10 +656,15 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		return unknownAll(), replace, ps
 	}
 	src, srcKnown := sourceOf(f)
-	imp, impKnown, ips := importsOf(f, x.targets())
+	pt := x.targets().assuming(locations(treeTargets(saved.Status)))
+	imp, impKnown, ips := importsOf(f, pt)
 	if ips.errors() {
 		return unknownAll(), replace, ips
 	}
+	// Terraform plans a changing resource again during the apply, with the
+	// config of a pending provider target known: what the tree does there
+	// is then known only after apply (see providerTargets.assuming).
+	pending, unchanged := pt.pendingIn(imp), proposed.Equal(prior)
 	if !srcKnown || !impKnown || !f["name"].IsKnown() {
 		return unknownAll(), replace, nil
 	}
@@ -675,7 +680,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	// has nothing to do: no need to render it. A rollout (set, or taken
 	// away) may change its status all the same.
 	if len(replace) == 0 && settledMark(priorPrivate) && saved.Status.InputHash == installation.InputHash(bp, imp) &&
-		saved.Status.ReconcileTrigger == str(f[attrReconcileTrigger]) && f[attrRollout].IsNull() && pf[attrRollout].IsNull() {
+		saved.Status.ReconcileTrigger == triggerOf(f) && f[attrRollout].IsNull() && pf[attrRollout].IsNull() && (!pending || unchanged) {
 		if pf[attrDeployItems].IsNull() || pf["status"].IsNull() {
 			// State of version 1 (see upgradeJSON): filled in once.
 			pf[attrDeployItems] = statusItems(x.t.AttributeTypes[attrDeployItems], saved.Status, sec)
@@ -691,10 +696,11 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		}
 		return tftypes.NewValue(x.t, f), nil, warnings
 	}
-	p, err := installation.PlanTree(ctx, bp, imp, saved.Status, str(f[attrReconcileTrigger]), strategy)
+	p, err := installation.PlanTree(ctx, bp, imp, saved.Status, triggerOf(f), strategy)
 	if err != nil {
 		return unknownAll(), replace, append(warnings, loadProblems(err)...)
 	}
+	uncertain := pending && (!p.Noop || !unchanged)
 	if refused := treeRefused(p, x.allowed()); refused.errors() {
 		return unknownAll(), replace, append(warnings, refused...)
 	}
@@ -727,13 +733,16 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 			plannedSpecs(p, saved.Status))
 	}
 	f[attrDeployItems] = plannedItems(x.t.AttributeTypes[attrDeployItems], p, saved.Status, sec)
+	if uncertain {
+		f[attrDeployItems] = pendingTargetsUnknown(f[attrDeployItems], plannedSpecs(p, saved.Status), pt)
+	}
 	if newSubMembers(p) {
 		// A rollout may hold a sub-installation that never ran past this
 		// apply, and what it renders is known once it runs.
 		unknown(attrDeployItems)
 	}
 	f[attrClusterChanges] = tftypes.NewValue(x.t.AttributeTypes[attrClusterChanges], nil)
-	if p.Noop && !replaceNeeded(replace) {
+	if p.Noop && !replaceNeeded(replace) && !uncertain {
 		if pf != nil {
 			f[attrClusterChanges] = pf[attrClusterChanges]
 			if !pf[attrRolloutPlan].IsNull() && !f[attrRolloutPlan].IsNull() {
@@ -753,7 +762,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		return tftypes.NewValue(x.t, f), replace, ps
 	}
 	var previewProblems problems
-	f[attrClusterChanges], previewProblems = x.plannedClusterChanges(ctx, f, p, saved.Status, sec)
+	f[attrClusterChanges], previewProblems = x.plannedClusterChanges(ctx, f, p, saved.Status, sec, uncertain)
 	warnings = append(warnings, previewProblems...)
 	unknown("exports", attrSensitiveExports, "target_exports")
 	if _, exports := render.Declarations(bp); bp != nil && !slices.ContainsFunc(exports, func(d render.Declaration) bool { return d.Type != "data" }) {
@@ -763,7 +772,8 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	if kept, ok := importedExports(pf, f, saved.Status, bp); ok && !replaceNeeded(replace) {
 		f["exports"] = kept
 	}
-	if saved.Status == nil || !p.AllKnown() || replaceNeeded(replace) || !strategyKnown || rolloutsMove(p, saved.Status) {
+	if saved.Status == nil || !p.AllKnown() || replaceNeeded(replace) || !strategyKnown || rolloutsMove(p, saved.Status) || uncertain ||
+		!f[attrReconcileTrigger].IsKnown() {
 		unknown("status")
 		return tftypes.NewValue(x.t, f), replace, warnings
 	}
@@ -795,13 +805,14 @@ func (x *installations) upgradeJSON(from int64, raw []byte) ([]byte, error) {
 }
 
 // plannedClusterChanges dry-runs the items the plan runs, when asked to.
-func (x *installations) plannedClusterChanges(ctx context.Context, f map[string]tftypes.Value, p *installation.Plan, prev *installation.Status, sec *secrets) (tftypes.Value, problems) {
+func (x *installations) plannedClusterChanges(ctx context.Context, f map[string]tftypes.Value, p *installation.Plan, prev *installation.Status, sec *secrets, onPending bool) (tftypes.Value, problems) {
 	t := x.t.AttributeTypes[attrClusterChanges]
 	e := x.engine()
 	if e == nil || !clusterChangesWanted(f, x.clusterChanges()) {
 		return tftypes.NewValue(t, nil), nil
 	}
-	if !p.AllKnown() {
+	if !p.AllKnown() || onPending {
+		// Nothing to dry-run against before the cluster's config is known.
 		return tftypes.NewValue(t, tftypes.UnknownValue), nil
 	}
 	prevOf := map[string]engine.Status{}
@@ -1173,6 +1184,9 @@ func encodeInstallationPrivate(st *installation.Status) ([]byte, error) {
 	markSettled(blobs, settled)
 	if settled {
 		blobs[inputKey] = []byte(settledInput(st.InputHash, st.ReconcileTrigger))
+		// What a settled plan assumes of a provider target whose config
+		// is not known yet.
+		markRefs(blobs, treeTargets(st))
 	}
 	var executions []engine.Status
 	st.Walk(func(_ string, n *installation.Status) { executions = append(executions, n.Execution) })

@@ -36,6 +36,16 @@ func reconcileTriggerAttribute(noun string) schema.StringAttribute {
 	}
 }
 
+// triggerOf reads reconcile_trigger. Unknown, it is a value no job ran
+// with, so a plan shows every item as running, as the apply will once
+// it is known (the ID of a cluster being replaced, say).
+func triggerOf(f map[string]tftypes.Value) string {
+	if v := f[attrReconcileTrigger]; !v.IsKnown() {
+		return "\x00known after apply"
+	}
+	return str(f[attrReconcileTrigger])
+}
+
 func errorSchema(of string) schema.SingleNestedAttribute {
 	return errorSchemaDescribed("The last error of " + of + " in Landscaper's shape, or null.")
 }
