@@ -2,6 +2,14 @@
 # landscaper_execution: one deploy item per cluster, all in rollout group
 # "fleet". A changed spec reaches eu-1 first, bakes for 10 minutes while
 # its health command runs, then a quarter of the rest, then the rest.
+# Once `make install-mirror` has installed the provider: terraform init, then
+#   terraform apply -var 'clusters={"eu-1"="eu-1.kubeconfig", ...}'
+terraform {
+  required_providers {
+    landscaper = { source = "landscaper-tf/landscaper" }
+  }
+}
+
 variable "clusters" {
   description = "Kubeconfig file per cluster name, such as kind or k3d clusters."
   type        = map(string)

@@ -6,6 +6,8 @@
 #   ocm add componentversions --create --file ./ctf ../installation/component-constructor.yaml
 #   ocm transfer ctf ./ctf ghcr.io/acme/ocm
 # or keep ./ctf and set var.transport to install without a registry.
+# Then, once `make install-mirror` has installed the provider: terraform init,
+#   terraform apply -var transport=./ctf     (or -var registry=...)
 terraform {
   required_providers {
     landscaper = { source = "landscaper-tf/landscaper" }

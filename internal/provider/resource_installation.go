@@ -77,7 +77,8 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				Required:            true,
 				Attributes: map[string]schema.Attribute{
 					"path": schema.StringAttribute{Optional: true, MarkdownDescription: "A directory holding `blueprint.yaml` " +
-						"and the files it refers to. Editing any of them shows an update in the next plan."},
+						"and the files it refers to. Editing any of them shows an update in the next plan. A relative path is " +
+						"relative to the directory Terraform runs in, not to the module: write `\"${path.module}/blueprint\"` in a module."},
 					"filesystem": schema.MapAttribute{Optional: true, ElementType: types.StringType, MarkdownDescription: "The " +
 						"blueprint's files inline, by path (`blueprint.yaml`, `deploy-execution.yaml`, ...)."},
 					"ref": schema.StringAttribute{Optional: true, MarkdownDescription: "The name of a resource of `component` " +

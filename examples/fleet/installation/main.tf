@@ -3,6 +3,8 @@
 # are the rollout's members, named by cluster. A new app_version reaches
 # the first cluster, bakes while the health command watches it, then a
 # quarter of the rest, then the rest.
+# Once `make install-mirror` has installed the provider: terraform init, then
+#   terraform apply -var 'clusters={"eu-1"="eu-1.kubeconfig", ...}'
 terraform {
   required_providers {
     landscaper = { source = "landscaper-tf/landscaper" }

@@ -1,3 +1,11 @@
+# Runs anywhere, no cluster needed: once `make install-mirror` has installed
+# the provider, terraform init, then terraform apply.
+terraform {
+  required_providers {
+    landscaper = { source = "landscaper-tf/landscaper" }
+  }
+}
+
 resource "landscaper_execution" "app" {
   name = "app"
 

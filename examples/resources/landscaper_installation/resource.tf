@@ -1,5 +1,14 @@
 # A blueprint from a component, as Landscaper runs it: the component
 # constructor names the blueprint resource and every component it references.
+# It needs those files and the provider's target "prod-eu" (see the provider's
+# page); examples/installation is a complete module to run (make install-mirror,
+# terraform init, terraform apply).
+terraform {
+  required_providers {
+    landscaper = { source = "landscaper-tf/landscaper" }
+  }
+}
+
 resource "landscaper_installation" "app" {
   name = "app"
 
