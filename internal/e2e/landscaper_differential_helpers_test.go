@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha1" //nolint:gosec // Landscaper's names, not a security measure
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
+	gopath "path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -71,8 +74,9 @@ type diffCase struct {
 	// only which.
 	deleteOrder bool
 	// explained are the differences the differences guide explains, by the
-	// path of the compared value (a prefix matches, "items/x" covers
-	// "items/x/..."), with the guide's section.
+	// path of the compared value ("items/x" covers "items/x/..."; a pattern
+	// as path.Match reads it, "objects/configmaps/*/data/target"), with the
+	// guide's section.
 	explained map[string]string
 }
 
@@ -89,6 +93,17 @@ type diffRun struct {
 	// their deletion was seen; left what deletion left behind.
 	deleted []string
 	left    map[string]any
+	// renamed maps the names of the Targets Landscaper made in the root's
+	// context to the names of the targets they stand for.
+	renamed map[string]string
+}
+
+// contextName is the name Landscaper gives the Target or DataObject of an
+// import in an installation's context ("Inst.<installation>"): the sha1 of
+// "<context>/<name>" in lower-case base32 without padding.
+func contextName(instContext, name string) string {
+	h := sha1.Sum([]byte(instContext + "/" + name))
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(h[:]))
 }
 
 // differential runs c with Landscaper and with the provider, and compares
@@ -118,7 +133,11 @@ func differential(t *testing.T, c diffCase) {
 	for _, r := range []*diffRun{ls, tf} {
 		maps.Copy(r.results, k.objects(r.ns, c.resources))
 		for p, v := range r.results {
-			r.results[p] = replaceStrings(v, r.ns, "${namespace}")
+			v = replaceStrings(v, r.ns, "${namespace}")
+			for from, to := range r.renamed {
+				v = replaceStrings(v, from, to)
+			}
+			r.results[p] = v
 		}
 	}
 	report(t, c, "apply", ls.results, tf.results)
@@ -142,23 +161,25 @@ func differential(t *testing.T, c diffCase) {
 }
 
 // report fails t on every difference between Landscaper's values and the
-// provider's that c does not explain, and logs the explained ones.
+// provider's that c does not explain, and logs the explained ones. Objects
+// are compared field by field, so an explanation can name one field.
 func report(t *testing.T, c diffCase, stage string, ls, tf map[string]any) {
 	t.Helper()
 	var equal, explained, differ []string
 	for _, p := range slices.Sorted(maps.Keys(union(ls, tf))) {
-		a, b := ls[p], tf[p]
-		// As JSON: numbers compare by value whatever Go type a decoder chose.
-		if compact(a) == compact(b) {
+		diffs := leafDiffs(p, ls[p], tf[p])
+		if len(diffs) == 0 {
 			equal = append(equal, p)
 			continue
 		}
-		line := fmt.Sprintf("%s:\n    Landscaper: %s\n    provider:   %s", p, compact(a), compact(b))
-		if why := explanation(c.explained, p); why != "" {
-			explained = append(explained, line+"\n    explained: "+why)
-			continue
+		for _, d := range diffs {
+			line := fmt.Sprintf("%s:\n    Landscaper: %s\n    provider:   %s", d.path, compact(d.ls), compact(d.tf))
+			if why := explanation(c.explained, d.path); why != "" {
+				explained = append(explained, line+"\n    explained: "+why)
+				continue
+			}
+			differ = append(differ, line)
 		}
-		differ = append(differ, line)
 	}
 	t.Logf("differential %s, %s: %d equal, %d explained, %d differ; equal: %s", c.name, stage, len(equal), len(explained), len(differ), strings.Join(equal, ", "))
 	for _, e := range explained {
@@ -169,11 +190,42 @@ func report(t *testing.T, c diffCase, stage string, ls, tf map[string]any) {
 	}
 }
 
-// explanation is the guide's section that explains a difference at path.
-func explanation(explained map[string]string, path string) string {
-	for prefix, why := range explained {
-		if path == prefix || strings.HasPrefix(path, prefix+"/") {
-			return why
+type leafDiff struct {
+	path   string
+	ls, tf any
+}
+
+// leafDiffs are the differences between a and b at path: field by field
+// where both are objects, else the whole values. Values compare as JSON, so
+// numbers compare by value whatever Go type a decoder chose.
+func leafDiffs(path string, a, b any) []leafDiff {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if !aok || !bok {
+		if compact(a) == compact(b) {
+			return nil
+		}
+		return []leafDiff{{path, a, b}}
+	}
+	var out []leafDiff
+	for _, k := range slices.Sorted(maps.Keys(union(am, bm))) {
+		out = append(out, leafDiffs(path+"/"+k, am[k], bm[k])...)
+	}
+	return out
+}
+
+// explanation is the guide's section that explains a difference at path:
+// the first of explained whose key matches path or a parent of it, as a
+// path.Match pattern ("objects/configmaps/*/data/target").
+func explanation(explained map[string]string, p string) string {
+	for _, pattern := range slices.Sorted(maps.Keys(explained)) {
+		for q := p; ; q = gopath.Dir(q) {
+			if ok, _ := gopath.Match(pattern, q); ok {
+				return explained[pattern]
+			}
+			if !strings.Contains(q, "/") {
+				break
+			}
 		}
 	}
 	return ""
@@ -210,8 +262,14 @@ func runLandscaper(t *testing.T, k *diffKube, c diffCase, instNS string, run *di
 		}})
 	}
 	var targetImports []any
+	// Landscaper names the root's targets in its context, where
+	// sub-installations import them, by a hash of their import; the
+	// provider by the names given.
+	run.renamed = map[string]string{}
+	instContext := "Inst." + c.name
 	for _, name := range c.targets {
 		target(name)
+		run.renamed[contextName(instContext, name)] = name
 		targetImports = append(targetImports, map[string]any{"name": name, "target": name})
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.targetLists)) {
@@ -219,6 +277,7 @@ func runLandscaper(t *testing.T, k *diffKube, c diffCase, instNS string, run *di
 		for i := range c.targetLists[name] {
 			n := fmt.Sprintf("%s-%d", name, i)
 			target(n)
+			run.renamed[contextName(instContext, fmt.Sprintf("%s[%d]", name, i))] = n
 			names = append(names, n)
 		}
 		targetImports = append(targetImports, map[string]any{"name": name, "targets": names})
@@ -228,6 +287,7 @@ func runLandscaper(t *testing.T, k *diffKube, c diffCase, instNS string, run *di
 		for _, key := range c.targetMaps[name] {
 			n := name + "-" + key
 			target(n)
+			run.renamed[contextName(instContext, name+"["+key+"]")] = n
 			m[key] = n
 		}
 		targetImports = append(targetImports, map[string]any{"name": name, "targetMap": m})
