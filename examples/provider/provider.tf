@@ -1,3 +1,5 @@
+# The provider is found by plain `terraform init` once `make install-mirror`
+# has installed it (from a clone of the repository; no registry needed).
 terraform {
   required_providers {
     landscaper = {

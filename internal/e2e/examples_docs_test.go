@@ -29,6 +29,9 @@ type exampleCheck struct {
 	// where its instructions say (at), for an example written to live
 	// inside another one.
 	within, at string
+	// module: a module another example uses, whose instructions are that
+	// example's.
+	module bool
 }
 
 // exampleChecks holds every directory of examples/ with a configuration;
@@ -36,7 +39,7 @@ type exampleCheck struct {
 var exampleChecks = map[string]exampleCheck{
 	"quickstart":                        {plan: true},
 	"installation":                      {plan: true},
-	"installation/render":               {plan: true, within: "installation", at: "render"},
+	"installation/render":               {plan: true, within: "installation", at: "render", module: true},
 	"kubernetes":                        {},
 	"fleet":                             {plan: true, vars: []string{`TF_VAR_clusters={"eu-1" = "KUBECONFIG_FILE", "us-1" = "KUBECONFIG_FILE"}`}},
 	"fleet/installation":                {plan: true, vars: []string{`TF_VAR_clusters={"eu-1" = "KUBECONFIG_FILE", "us-1" = "KUBECONFIG_FILE"}`}},
@@ -71,6 +74,8 @@ func exampleDirs(t *testing.T) []string {
 // Every example configuration in examples/ passes `terraform validate`
 // as it is written (for the data source's example: where its comment
 // says to save it), and those that need no cluster or registry plan too.
+// Each says how to run it: after `make install-mirror`, which puts the
+// provider where plain `terraform init` finds it.
 // The provider comes through dev_overrides: no registry, no network.
 func TestExamplesValidateAndPlan(t *testing.T) {
 	t.Parallel()
@@ -82,6 +87,14 @@ func TestExamplesValidateAndPlan(t *testing.T) {
 		}
 		t.Run(dir, func(t *testing.T) {
 			t.Parallel()
+			if !check.module {
+				files, _ := filepath.Glob(filepath.Join(repoRoot, "examples", dir, "*.tf"))
+				if !slices.ContainsFunc(files, func(f string) bool {
+					return strings.Contains(acctest.ReadFile(t, f), "`make install-mirror`")
+				}) {
+					t.Errorf("examples/%s does not say to run `make install-mirror` first", dir)
+				}
+			}
 			w := newWorkspace(t)
 			chdir := "."
 			if check.within != "" {
@@ -144,14 +157,16 @@ func docBlocks(t *testing.T) []docBlock {
 }
 
 // elided are the errors a fragment of a guide has because of what it
-// leaves out ("# ..."): required arguments, the variables and resources
-// of the rest of the configuration, files next to it. Any other error,
+// leaves out ("# ..."): required arguments, the variables, resources and
+// modules of the rest of the configuration, files next to it. Any other error,
 // such as an attribute the schema lacks or a value of the wrong type, is
 // a mistake in the documentation.
 var elided = []string{
 	"Missing required argument",
 	"Reference to undeclared input variable",
 	"Reference to undeclared resource",
+	"Reference to undeclared module",
+	"Module not installed", // source = "./modules/cluster": the reader's own
 	"Configuration for import target does not exist",
 	"Invalid function argument", // file("acme.pub"): the key is the reader's
 }

@@ -1,8 +1,9 @@
 # A blueprint from a component, as Landscaper runs it: the component
 # constructor names the blueprint resource and every component it references.
 # It needs those files and the provider's target "prod-eu" (see the provider's
-# page); examples/installation is a complete module to run (make install-mirror,
-# terraform init, terraform apply).
+# page). examples/installation is a complete module to run: once
+# `make install-mirror` has installed the provider, terraform init, then
+# terraform apply.
 terraform {
   required_providers {
     landscaper = { source = "landscaper-tf/landscaper" }
