@@ -88,7 +88,7 @@ status:
 	}
 	w.Apply()
 
-	c.expectAdopted("ConfigMap", "example-context", "hello-context", cm.GetUID(), "hello-context")
+	c.expectAdopted("example-context", "hello-context", cm.GetUID(), "hello-context")
 	if out, code := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan after the take-over exited %d:\n%s", code, out)
 	}

@@ -77,7 +77,7 @@ import {
 	}
 	w.Apply()
 	for _, n := range names {
-		c.expectAdopted("ConfigMap", ns, n, uids[n], n)
+		c.expectAdopted(ns, n, uids[n], n)
 	}
 	if out, code := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan after the take-over exited %d:\n%s", code, out)

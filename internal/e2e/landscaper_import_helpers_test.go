@@ -168,11 +168,12 @@ imports:
 	return b.String() + more
 }
 
-// expectAdopted fails the test unless the object kind ns/name is still
-// the object of the UID, now labelled for the provider's item of the
+// expectAdopted fails the test unless the ConfigMap ns/name is still the
+// object of the UID, now labelled for the provider's item of the
 // execution (the installation, or "<installation>/<sub-installation>").
-func (c *landscaperCluster) expectAdopted(kind, ns, name string, uid types.UID, execution string) {
+func (c *landscaperCluster) expectAdopted(ns, name string, uid types.UID, execution string) {
 	c.t.Helper()
+	const kind = "ConfigMap"
 	after := c.get(kind, ns, name)
 	if after.GetUID() != uid {
 		c.t.Errorf("%s %s/%s was re-created: UID %s, was %s", kind, ns, name, after.GetUID(), uid)

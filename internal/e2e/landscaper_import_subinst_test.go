@@ -131,7 +131,7 @@ status:
 	w.Apply()
 
 	for _, s := range subs {
-		c.expectAdopted("ConfigMap", "example-subs", s, uids[s], "hello-subs/"+s)
+		c.expectAdopted("example-subs", s, uids[s], "hello-subs/"+s)
 	}
 	if out, code := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan after the take-over exited %d:\n%s", code, out)
