@@ -55,6 +55,10 @@ type Runner struct {
 	// Rollout, when set, moves the members of every node's rollout groups
 	// (see execution) canary first, then batch by batch.
 	Rollout *rollout.Strategy
+	// Rendered, when set, is told what each node rendered, before its
+	// items run: a log that masks what a secret became learns it first.
+	// Called from many goroutines.
+	Rendered func(path string, r *Rendered)
 }
 
 func (r *Runner) emit(ev Event) {
@@ -138,6 +142,9 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	deps, err := siblingOrder(rendered.Subs)
 	if err != nil {
 		return n.fail(core.PhaseFailed, core.ConfigurationProblem("%s", err.Error()))
+	}
+	if r.Rendered != nil {
+		r.Rendered(path, rendered)
 	}
 
 	n.setPhase(core.PhaseCleanupOrphaned)

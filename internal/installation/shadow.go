@@ -13,9 +13,10 @@ import (
 // A shadow rendering is the tree rendered a second time, from imports
 // whose secrets the caller replaced by stand-ins. Whatever differs from
 // the real rendering was derived from a secret, whatever the templates
-// did with it; the caller masks it. Data flowing between nodes carries
-// stand-ins too: a sibling's exports that a secret influenced, every
-// target, and the exports of items that may hold a secret.
+// did with it; the caller (internal/masking) decides what that means.
+// Data flowing between nodes carries stand-ins too: a sibling's exports
+// that a secret influenced, every target, and the exports of items that
+// may hold a secret.
 
 // ShadowInput is what a shadow rendering starts from.
 type ShadowInput struct {
@@ -28,16 +29,20 @@ type ShadowInput struct {
 	// Known says which nodes to render (a plan's rendered nodes); nil
 	// renders every node that Status has, and the root.
 	Known func(path string) bool
-	// Standin replaces a secret value.
-	Standin func(v any) any
-	// SecretExport says whether an item's export may hold a secret on
-	// its own account (it reads a Kubernetes Secret, say). An item whose
-	// rendered config differs from its shadow counts as well.
-	SecretExport func(spec engine.ItemSpec) bool
+	// Standin replaces a value that may hold a secret; path names it.
+	Standin func(path string, v any) any
+	// ExportSecret says which parts of an item's export may hold a secret
+	// (all of it, or the exports under keys), given the item's key
+	// ("<path>/<item>"), its spec and the spec its shadow rendered (nil
+	// when there is none).
+	ExportSecret func(key string, spec engine.ItemSpec, shadow *engine.ItemSpec) (all bool, keys []string)
 	// Exports asks to find, for every node of Status that succeeded,
-	// which data exports a secret influenced, and to record them in its
-	// SensitiveExports.
+	// which data exports differ from the real ones (Shadow.Exports).
 	Exports bool
+	// SkipItems renders no deploy execution: for a caller that knows
+	// from elsewhere what the items are (Blueprint.Render's
+	// Input.SkipItems), and wants the exports.
+	SkipItems bool
 }
 
 // Shadow is a shadow rendering.
@@ -48,27 +53,49 @@ type Shadow struct {
 	// Imports are the nodes' stand-in imports, by path.
 	Imports map[string]Imports
 	// Failed are the nodes whose shadow could not be rendered (a schema
-	// refused a stand-in): all their items count as derived from secrets.
-	Failed []string
+	// refused a stand-in), with what rendering them said, by path.
+	Failed map[string]string
+	// Exports are, with ShadowInput.Exports, the data exports of each
+	// node that differ from the real ones, by path: every one of a node
+	// whose shadow failed.
+	Exports map[string][]string
+	// ExportErrors are what the export executions of a node said when
+	// they failed, by path.
+	ExportErrors map[string]string
 }
 
-// FailedAt reports whether the item key (by "<path>/<item>") lies in a
-// node whose shadow failed, or has no shadow item.
-func (s *Shadow) FailedAt(key string) bool {
-	if _, ok := s.Items[key]; !ok {
-		return true
+// ErrorAt is what the shadow said when the node at path failed to render
+// or to export; ok is false when it did neither.
+func (s *Shadow) ErrorAt(path string) (msg string, ok bool) {
+	if msg, ok = s.Failed[path]; ok {
+		return msg, true
 	}
-	for _, p := range s.Failed {
-		if p == "" || len(key) > len(p) && key[:len(p)] == p && key[len(p)] == '/' {
+	msg, ok = s.ExportErrors[path]
+	return msg, ok
+}
+
+// failedUnder reports whether key is a node path at or below a failed
+// node.
+func (s *Shadow) failedUnder(key string) bool {
+	for p := range s.Failed {
+		if p == "" || key == p || len(key) > len(p) && key[:len(p)] == p && key[len(p)] == '/' {
 			return true
 		}
 	}
 	return false
 }
 
+// NodeFailed reports whether the shadow of the node at path, or of a node
+// above it, failed.
+func (s *Shadow) NodeFailed(path string) bool { return s.failedUnder(path) }
+
 // RenderShadow renders the tree from in.
 func RenderShadow(ctx context.Context, bp Blueprint, in ShadowInput) *Shadow {
-	sh := &Shadow{Items: map[string]engine.ItemSpec{}, Imports: map[string]Imports{}}
+	sh := &Shadow{Items: map[string]engine.ItemSpec{}, Imports: map[string]Imports{}, Failed: map[string]string{},
+		ExportErrors: map[string]string{}}
+	if in.Exports {
+		sh.Exports = map[string][]string{}
+	}
 	w := &shadowWalk{in: in, sh: sh}
 	w.node(ctx, "", bp, in.Imports, in.Status)
 	return sh
@@ -92,9 +119,9 @@ func (w *shadowWalk) node(ctx context.Context, path string, bp Blueprint, imp Im
 	if st != nil {
 		state = st.State
 	}
-	rendered, err := bp.Render(ctx, Input{Path: path, Imports: imp, State: state})
+	rendered, err := bp.Render(ctx, Input{Path: path, Imports: imp, State: state, SkipItems: w.in.SkipItems})
 	if err != nil {
-		w.fail(path, st)
+		w.fail(path, st, err)
 		return
 	}
 	for name, spec := range rendered.Items {
@@ -102,7 +129,7 @@ func (w *shadowWalk) node(ctx context.Context, path string, bp Blueprint, imp Im
 	}
 	deps, err := siblingOrder(rendered.Subs)
 	if err != nil {
-		w.fail(path, st)
+		w.fail(path, st, err)
 		return
 	}
 	sc := newScope(imp)
@@ -117,12 +144,12 @@ func (w *shadowWalk) node(ctx context.Context, path string, bp Blueprint, imp Im
 		}
 		simp, err := sc.importsOf(sub)
 		if err != nil {
-			w.fail(subPath, ss)
+			w.fail(subPath, ss, err)
 			continue
 		}
 		w.node(ctx, subPath, sub.Blueprint, simp, ss)
 		if ss != nil {
-			sc.add(sub, w.exportsOf(ss))
+			sc.add(sub, w.exportsOf(subPath, ss))
 		}
 	}
 	if w.in.Exports && st != nil && st.Succeeded() {
@@ -131,37 +158,46 @@ func (w *shadowWalk) node(ctx context.Context, path string, bp Blueprint, imp Im
 }
 
 // fail marks a node whose shadow cannot be rendered; its exports, not
-// being comparable, all count as sensitive.
-func (w *shadowWalk) fail(path string, st *Status) {
-	w.sh.Failed = append(w.sh.Failed, path)
+// being comparable, all count as influenced by a secret.
+func (w *shadowWalk) fail(path string, st *Status, err error) {
+	w.sh.Failed[path] = err.Error()
 	if w.in.Exports && st != nil {
-		st.Walk(func(_ string, n *Status) {
-			n.SensitiveExports = slices.Sorted(maps.Keys(n.Exports.Data))
+		st.walk(path, func(p string, n *Status) {
+			w.sh.Exports[p] = slices.Sorted(maps.Keys(n.Exports.Data))
 		})
 	}
 }
 
+// sensitive are the data exports of the node at path that may hold a
+// secret: as this walk found them, or as the status recorded them.
+func (w *shadowWalk) sensitive(path string, st *Status) []string {
+	if ex, ok := w.sh.Exports[path]; ok {
+		return ex
+	}
+	return st.SensitiveExports
+}
+
 // exportsOf is what a node exports as its siblings' shadows see it.
-func (w *shadowWalk) exportsOf(st *Status) Exports {
+func (w *shadowWalk) exportsOf(path string, st *Status) Exports {
 	ex := Exports{Data: maps.Clone(st.Exports.Data), Targets: make(map[string]*deployer.Target, len(st.Exports.Targets))}
-	for _, n := range st.SensitiveExports {
+	for _, n := range w.sensitive(path, st) {
 		if v, ok := ex.Data[n]; ok {
-			ex.Data[n] = w.in.Standin(v)
+			ex.Data[n] = w.in.Standin("flow/"+path+"/"+n, v)
 		}
 	}
 	for n, t := range st.Exports.Targets {
-		ex.Targets[n] = w.target(t)
+		ex.Targets[n] = w.target("flow/"+path+"/target/"+n, t)
 	}
 	return ex
 }
 
-func (w *shadowWalk) target(t *deployer.Target) *deployer.Target {
+func (w *shadowWalk) target(path string, t *deployer.Target) *deployer.Target {
 	if t == nil {
 		return nil
 	}
 	c := *t
 	if v := decodeJSON(t.Config); v != nil {
-		if b, err := json.Marshal(w.in.Standin(v)); err == nil {
+		if b, err := json.Marshal(w.in.Standin(path, v)); err == nil {
 			c.Config = b
 		}
 	}
@@ -174,34 +210,45 @@ func (w *shadowWalk) exports(ctx context.Context, path string, bp Blueprint, imp
 	values := ExportValues{DeployItems: map[string]any{}, DataObjects: maps.Clone(sc.data), Targets: map[string]*deployer.Target{}}
 	for name, is := range st.Execution.Items {
 		v := decodeJSON(is.Export)
-		if w.itemSecret(path, name, is.Spec) {
-			v = w.in.Standin(v)
+		key := Join(path, name)
+		var shadow *engine.ItemSpec
+		if s, ok := w.sh.Items[key]; ok && !w.in.SkipItems {
+			shadow = &s
+		}
+		all, keys := true, []string(nil)
+		if w.in.ExportSecret != nil {
+			all, keys = w.in.ExportSecret(key, is.Spec, shadow)
+		}
+		switch m, isMap := v.(map[string]any); {
+		case all:
+			v = w.in.Standin("item/"+key, v)
+		case len(keys) > 0 && isMap:
+			m = maps.Clone(m)
+			for _, k := range keys {
+				if e, ok := m[k]; ok {
+					m[k] = w.in.Standin("item/"+key+"/"+k, e)
+				}
+			}
+			v = m
+		case len(keys) > 0:
+			v = w.in.Standin("item/"+key, v)
 		}
 		values.DeployItems[name] = v
 	}
 	for n, t := range sc.targets {
-		values.Targets[n] = w.target(t)
+		values.Targets[n] = w.target("target/"+path+"/"+n, t)
 	}
-	st.SensitiveExports = nil
 	ex, err := bp.Exports(ctx, Input{Path: path, Imports: imp, State: rendered.State}, values)
+	if err != nil {
+		w.sh.ExportErrors[path] = err.Error()
+	}
+	differ := []string{}
 	for _, n := range slices.Sorted(maps.Keys(st.Exports.Data)) {
 		if err != nil || !sameJSON(st.Exports.Data[n], ex.Data[n]) {
-			st.SensitiveExports = append(st.SensitiveExports, n)
+			differ = append(differ, n)
 		}
 	}
-}
-
-// itemSecret reports whether an item's export may carry a secret: it
-// says so itself, or a secret reached its config.
-func (w *shadowWalk) itemSecret(path, name string, spec engine.ItemSpec) bool {
-	if w.in.SecretExport != nil && w.in.SecretExport(spec) {
-		return true
-	}
-	key := Join(path, name)
-	if w.sh.FailedAt(key) {
-		return true
-	}
-	return !sameJSON(decodeJSON(spec.Config), decodeJSON(w.sh.Items[key].Config))
+	w.sh.Exports[path] = differ
 }
 
 func sameJSON(a, b any) bool {

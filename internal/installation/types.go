@@ -60,6 +60,10 @@ type Input struct {
 	// State is the template state the node's executions left last time,
 	// by execution kind and name.
 	State map[string][]byte
+	// SkipItems asks to render no deploy execution (Rendered.Items stays
+	// empty): a masking shadow that needs only the node's
+	// sub-installations and exports. A Blueprint may render them anyway.
+	SkipItems bool
 }
 
 // Rendered is a rendered node.
@@ -201,6 +205,18 @@ func (s *Status) walk(path string, f func(string, *Status)) {
 	for _, n := range slices.Sorted(maps.Keys(s.Subs)) {
 		s.Subs[n].walk(Join(path, n), f)
 	}
+}
+
+// ItemSpecs are the specs of the items of the node and every node below
+// it, by "<path>/<item>".
+func (s *Status) ItemSpecs() map[string]engine.ItemSpec {
+	specs := map[string]engine.ItemSpec{}
+	s.Walk(func(p string, n *Status) {
+		for name, is := range n.Execution.Items {
+			specs[Join(p, name)] = is.Spec
+		}
+	})
+	return specs
 }
 
 // ByPath indexes the node and every node below it by path; empty for nil.

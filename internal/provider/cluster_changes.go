@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
 )
 
 // plan_cluster_changes: a plan dry-runs the Kubernetes items that will
@@ -59,14 +60,14 @@ type previewer struct {
 	ps      problems
 	// sec, when set, masks what the dry runs say: an object's name or
 	// an API server's message may quote a value a secret influenced.
-	sec *secrets
+	sec *masking.Tree
 }
 
 func (p *previewer) masked(s string) string {
 	if p.sec == nil {
 		return s
 	}
-	return p.sec.masked(s)
+	return p.sec.Text(s)
 }
 
 // add dry-runs the items of one execution that will run; key names an

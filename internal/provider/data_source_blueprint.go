@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
 )
 
@@ -152,23 +153,24 @@ func (b *blueprints) read(ctx context.Context, config tftypes.Value) (tftypes.Va
 		return config, loadProblems(err)
 	}
 	ps = componentWarnings(bp)
+	sec := secretsOf(f, imp)
 	p, err := installation.PlanTree(ctx, bp, imp, nil, "", nil)
 	if err != nil {
-		return config, append(ps, loadProblems(err)...)
+		in := masking.ShadowInput{Blueprint: bp, Imports: imp, Sensitive: sensitiveImports(f)}
+		return config, append(ps, renderProblems(ctx, sec, in, err)...)
 	}
 	t := b.t
 	// Unlike the resource's, the items of nodes that are rendered are
 	// listed even when a sibling's exports keep others from being.
 	specs := planSpecs(p)
-	sec := secretsOf(f, imp)
-	p.Walk(func(n *installation.Plan) { sec.addImports(n.Imports) })
-	sec.shadowOf(ctx, shadowSpec{bp: bp, imp: imp, sensitive: sensitiveImports(f), known: planKnown(p)}, specs)
+	p.Walk(func(n *installation.Plan) { sec.AddImports(n.Imports) })
+	sec.Shadow(ctx, masking.ShadowInput{Blueprint: bp, Imports: imp, Sensitive: sensitiveImports(f), Known: planKnown(p)}, specs)
 	installations := map[string]tftypes.Value{}
 	it := as[tftypes.Map](t.AttributeTypes["installations"]).ElementType
 	p.Walk(func(n *installation.Plan) {
 		imports := tftypes.NewValue(tftypes.String, nil)
 		if n.Known {
-			raw, err := json.Marshal(sec.maskedImports(n.Path, orEmptyMap(n.Imports.Data)))
+			raw, err := json.Marshal(sec.Imports(n.Path, orEmptyMap(n.Imports.Data)))
 			if err != nil {
 				ps.add(nil, fmt.Sprintf("Imports of installation %q cannot be represented", n.Path), err.Error())
 			}
@@ -188,7 +190,7 @@ func (b *blueprints) read(ctx context.Context, config tftypes.Value) (tftypes.Va
 	importDecls, exportDecls := render.Declarations(bp)
 	f["import_declarations"] = declarationsValue(t.AttributeTypes["import_declarations"], importDecls)
 	f["export_declarations"] = declarationsValue(t.AttributeTypes["export_declarations"], exportDecls)
-	return tftypes.NewValue(t, f), ps
+	return tftypes.NewValue(t, f), ps.masked(sec.Text)
 }
 
 func orEmptyMap(m map[string]any) map[string]any {

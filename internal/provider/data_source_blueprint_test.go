@@ -16,6 +16,7 @@ import (
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
 )
 
 const blueprintDS = "data.landscaper_blueprint.app"
@@ -133,34 +134,45 @@ data "landscaper_blueprint" "app" {
 	})
 }
 
-// A rendered item names where its target came from, never its config, and
-// shows secrets as ***; an item recorded before TargetRef existed is named
-// by its target's name.
+// A rendered item names where its target came from, never its config; an
+// item recorded before TargetRef existed is named by its target's name.
+// With a secret in the tree and no shadow rendering to compare with (a
+// state of version 1 filled in), every item is masked whole.
 func TestRenderedItems(t *testing.T) {
 	mt := newProvider("test").installations.t.AttributeTypes[attrDeployItems]
-	sec := &secrets{}
-	sec.addJSON([]byte(`{"kubeconfig": "apiVersion: v1\nclusters: []", "token": "s3cr3t-token", "port": 6443}`))
 	specs := map[string]engine.ItemSpec{
-		"a":     {Type: "helm", TargetRef: "clusters[eu]", Target: &deployer.Target{Name: "clusters[eu]", Config: []byte(`{"token":"s3cr3t-token"}`)}, Config: []byte(`{"b": 1,  "a": "x"}`)},
-		"sub/b": {Type: "manifest", Target: &deployer.Target{Name: "cluster"}, Config: []byte(`{"auth": "Bearer s3cr3t-token", "port": 6443, "s3cr3t-token": true}`)},
+		"a":     {Type: "helm", TargetRef: "clusters[eu]", Target: &deployer.Target{Name: "clusters[eu]"}, Config: []byte(`{"b": 1,  "a": "x"}`)},
+		"sub/b": {Type: "manifest", Target: &deployer.Target{Name: "cluster"}, Config: []byte(`{"auth": "Bearer s3cr3t-token", "port": 6443}`)},
 		"c":     {Type: "mock", Config: []byte(`{}`)},
 	}
-	got := fields(renderedItems(mt, specs, sec))
-	want := map[string][3]any{
+	check := func(sec *masking.Tree, want map[string][3]any) {
+		t.Helper()
+		got := fields(renderedItems(mt, specs, sec))
+		for k, w := range want {
+			f := fields(got[k])
+			var target any
+			if !f["target"].IsNull() {
+				target = str(f["target"])
+			}
+			if str(f["type"]) != w[0] || target != w[1] || str(f["config"]) != w[2] {
+				t.Errorf("%s: got type %q target %v config %s, want %v", k, str(f["type"]), target, str(f["config"]), w)
+			}
+		}
+	}
+	check(masking.NewTree(), map[string][3]any{
 		"a":     {"helm", "clusters[eu]", `{"b":1,"a":"x"}`},
-		"sub/b": {"manifest", "cluster", `{"***":true,"auth":"Bearer ***","port":"***"}`},
+		"sub/b": {"manifest", "cluster", `{"auth":"Bearer s3cr3t-token","port":6443}`},
 		"c":     {"mock", nil, `{}`},
-	}
-	for k, w := range want {
-		f := fields(got[k])
-		var target any
-		if !f["target"].IsNull() {
-			target = str(f["target"])
-		}
-		if str(f["type"]) != w[0] || target != w[1] || str(f["config"]) != w[2] {
-			t.Errorf("%s: got type %q target %v config %s, want %v", k, str(f["type"]), target, str(f["config"]), w)
-		}
-	}
+	})
+	sec := masking.NewTree()
+	sec.AddValue("s3cr3t-token")
+	// Nor can its names, types or targets tell whether a secret made
+	// them.
+	check(sec, map[string][3]any{
+		"***":     {"***", "***", `"***"`},
+		"****":    {"***", "***", `"***"`},
+		"sub/***": {"***", "***", `"***"`},
+	})
 }
 
 // BenchmarkBlueprintDataSource measures validate and read of
@@ -204,16 +216,5 @@ func BenchmarkBlueprintDataSource(b *testing.B) {
 		if r, _ := s.ReadDataSource(ctx, read); len(r.Diagnostics) > 0 {
 			b.Fatal(r.Diagnostics[0].Detail)
 		}
-	}
-}
-
-// A credential inside a secret document, such as a kubeconfig's token, is
-// a secret of its own; the document's kinds and names are not.
-func TestSecretsInEmbeddedDocuments(t *testing.T) {
-	sec := &secrets{}
-	sec.addJSON([]byte(`{"kubeconfig": "apiVersion: v1\nkind: Config\ncurrent-context: dev\nusers:\n- name: admin\n  user:\n    token: tok-1234abcd\n    client-key-data: a2V5ZGF0YQ==\n"}`))
-	got := sec.masked("token tok-1234abcd key a2V5ZGF0YQ== kind Config context dev user admin")
-	if want := "token *** key *** kind Config context dev user admin"; got != want {
-		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }

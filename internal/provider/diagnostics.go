@@ -25,6 +25,17 @@ func (ps *problems) warn(path *tftypes.AttributePath, summary, detail string) {
 	*ps = append(*ps, problem{warning: true, summary: summary, detail: detail, path: path})
 }
 
+// masked passes every summary and detail through mask: a message may
+// quote a secret.
+func (ps problems) masked(mask func(string) string) problems {
+	out := make(problems, len(ps))
+	for i, p := range ps {
+		p.summary, p.detail = mask(p.summary), mask(p.detail)
+		out[i] = p
+	}
+	return out
+}
+
 // errors reports whether any problem is an error.
 func (ps problems) errors() bool {
 	for _, p := range ps {

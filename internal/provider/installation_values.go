@@ -11,6 +11,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/rollout"
 )
 
@@ -46,12 +47,18 @@ func (x *installations) nodeValue(s *installation.Status) tftypes.Value {
 // treeStatus collects the flattened parts of a status.
 type treeStatus struct {
 	nodes, items, errors map[string]tftypes.Value
+	// key is the key an item is shown under (masking.Tree.Key).
+	key func(string) string
 	// rollouts are every node's rollout groups, by "<path>/<group>".
 	rollouts map[string]*rollout.State
 }
 
-func newTreeStatus() treeStatus {
-	return treeStatus{nodes: map[string]tftypes.Value{}, items: map[string]tftypes.Value{}, errors: map[string]tftypes.Value{}}
+func newTreeStatus(sec *masking.Tree) treeStatus {
+	key := func(k string) string { return k }
+	if sec != nil {
+		key = sec.Key
+	}
+	return treeStatus{nodes: map[string]tftypes.Value{}, items: map[string]tftypes.Value{}, errors: map[string]tftypes.Value{}, key: key}
 }
 
 // addRollouts adds a node's groups: its items' and its sub-installations'.
@@ -82,19 +89,21 @@ func treeRollouts(path string, s *installation.Status, jobID string) map[string]
 }
 
 func (x *installations) addItem(ts treeStatus, key string, is *engine.ItemStatus) {
+	key = ts.key(key)
 	ts.items[key] = stringValue(string(is.Phase))
 	if is.LastError != nil {
 		ts.errors[key] = x.vt().errorValue(is.LastError)
 	}
 }
 
-// statusValue renders a tree status; nil is a null status.
-func (x *installations) statusValue(st *installation.Status) tftypes.Value {
+// statusValue renders a tree status, its items by the keys sec shows them
+// under (nil: their own); nil is a null status.
+func (x *installations) statusValue(st *installation.Status, sec *masking.Tree) tftypes.Value {
 	status, _, _ := x.statusTypes()
 	if st == nil {
 		return tftypes.NewValue(status, nil)
 	}
-	ts := newTreeStatus()
+	ts := newTreeStatus(sec)
 	st.Walk(func(p string, s *installation.Status) {
 		ts.nodes[p] = x.nodeValue(s)
 		for n, is := range s.Execution.Items {
@@ -126,9 +135,9 @@ func (x *installations) statusObject(phase core.Phase, jobID, jobIDFinished stri
 // again shows no change in status, its rendered config says why it runs.
 // An apply that fails reports errors, and then Terraform takes the status
 // it returns, which tells what happened.
-func (x *installations) plannedStatus(prev *installation.Status, p *installation.Plan, jobID string) tftypes.Value {
+func (x *installations) plannedStatus(prev *installation.Status, p *installation.Plan, jobID string, sec *masking.Tree) tftypes.Value {
 	_, node, _ := x.statusTypes()
-	ts := newTreeStatus()
+	ts := newTreeStatus(sec)
 	prevOf := prev.ByPath()
 	succeeded := stringValue(string(core.PhaseSucceeded))
 	p.Walk(func(np *installation.Plan) {
@@ -143,7 +152,7 @@ func (x *installations) plannedStatus(prev *installation.Status, p *installation
 			ts.nodes[np.Path] = tftypes.NewValue(node, map[string]tftypes.Value{"phase": succeeded, "last_error": x.vt().errorValue(nil)})
 		}
 		for _, n := range np.Job.Run {
-			ts.items[installation.Join(np.Path, n)] = succeeded
+			ts.items[ts.key(installation.Join(np.Path, n))] = succeeded
 		}
 		for _, n := range np.Job.Skip {
 			if ps != nil && ps.Execution.Items[n] != nil {
@@ -156,37 +165,48 @@ func (x *installations) plannedStatus(prev *installation.Status, p *installation
 
 // renderedItems is the deploy_items attribute (of type t, a map) for the
 // items of a tree, with the secrets masked in their configs.
-func renderedItems(t tftypes.Type, specs map[string]engine.ItemSpec, sec *secrets) tftypes.Value {
+func renderedItems(t tftypes.Type, specs map[string]engine.ItemSpec, sec *masking.Tree) tftypes.Value {
 	et := as[tftypes.Object](as[tftypes.Map](t).ElementType)
 	vals := make(map[string]tftypes.Value, len(specs))
-	sec.derive(specs)
+	sec.Derive(specs)
 	for key, spec := range specs {
+		it := sec.Item(key, spec)
 		target := tftypes.NewValue(tftypes.String, nil)
-		switch {
-		case spec.TargetRef != "":
-			target = stringValue(spec.TargetRef)
-		case spec.Target != nil:
-			// Recorded before TargetRef existed.
-			target = stringValue(spec.Target.Name)
+		if label := targetLabel(spec); label != "" {
+			target = stringValue(label)
 		}
-		if t := spec.Target; t != nil && t.Ref != "" {
-			// A reviewer sees which provider target, and which cluster,
-			// an item acts on; a credential is not part of either.
-			target = stringValue(providerTargetLabel(str(target), t))
+		if it.TargetMasked {
+			target = stringValue(mask)
 		}
-		vals[key] = tftypes.NewValue(et, map[string]tftypes.Value{
-			"type":   stringValue(spec.Type),
+		vals[it.Key] = tftypes.NewValue(et, map[string]tftypes.Value{
+			"type":   stringValue(it.Type),
 			"target": target,
-			"config": stringValue(string(sec.maskedItem(key, spec.Config))),
+			"config": stringValue(string(it.Config)),
 		})
 	}
 	return tftypes.NewValue(t, vals)
 }
 
+// targetLabel is the target deploy_items shows for an item: the import it
+// names, and where a provider target points; "" for none.
+func targetLabel(spec engine.ItemSpec) string {
+	label := spec.TargetRef
+	if label == "" && spec.Target != nil {
+		// Recorded before TargetRef existed.
+		label = spec.Target.Name
+	}
+	if t := spec.Target; t != nil && t.Ref != "" {
+		// A reviewer sees which provider target, and which cluster,
+		// an item acts on; a credential is not part of either.
+		label = providerTargetLabel(label, t)
+	}
+	return label
+}
+
 // plannedItems are the rendered items of every node of a plan; unknown
 // while a node is not rendered yet, as then not even their names are.
 // Members a rollout holds keep the spec they run (prev's).
-func plannedItems(t tftypes.Type, p *installation.Plan, prev *installation.Status, sec *secrets) tftypes.Value {
+func plannedItems(t tftypes.Type, p *installation.Plan, prev *installation.Status, sec *masking.Tree) tftypes.Value {
 	if !p.AllKnown() {
 		return tftypes.NewValue(t, tftypes.UnknownValue)
 	}
@@ -319,22 +339,11 @@ func planSpecs(p *installation.Plan) map[string]engine.ItemSpec {
 }
 
 // statusItems are the items of a tree status as they were last rendered.
-func statusItems(t tftypes.Type, st *installation.Status, sec *secrets) tftypes.Value {
+func statusItems(t tftypes.Type, st *installation.Status, sec *masking.Tree) tftypes.Value {
 	if st == nil {
 		return tftypes.NewValue(t, nil)
 	}
-	return renderedItems(t, statusSpecs(st), sec)
-}
-
-// statusSpecs are the specs of a tree status's items by key.
-func statusSpecs(st *installation.Status) map[string]engine.ItemSpec {
-	specs := map[string]engine.ItemSpec{}
-	st.Walk(func(p string, s *installation.Status) {
-		for name, is := range s.Execution.Items {
-			specs[installation.Join(p, name)] = is.Spec
-		}
-	})
-	return specs
+	return renderedItems(t, st.ItemSpecs(), sec)
 }
 
 // exportValues renders the root's exports: data exports as one object,

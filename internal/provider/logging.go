@@ -13,6 +13,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
 )
 
 // Log subsystems: the engine's phase transitions, and deployer output.
@@ -29,7 +30,7 @@ type jobLogger struct {
 	ctx       context.Context
 	sensitive map[string]bool
 	mu        sync.Mutex
-	secrets   secrets
+	secrets   masking.Secrets
 	// held keeps the output of items with a sensitive export until their
 	// export is known, so the export can be masked in their own output.
 	held map[string][]string
@@ -50,18 +51,16 @@ func newJobLogger(ctx context.Context, sensitive map[string]bool, prev engine.St
 }
 
 // addSecrets records the leaves of an export as secrets.
-func (l *jobLogger) addSecrets(raw json.RawMessage) { l.secrets.addJSON(raw) }
+func (l *jobLogger) addSecrets(raw json.RawMessage) { l.secrets.AddJSON(raw) }
 
 // addSecretList records secret texts found elsewhere (masking by derivation).
 func (l *jobLogger) addSecretList(list []string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	for _, x := range list {
-		l.secrets.add(x)
+		l.secrets.Add(x)
 	}
 }
 
-func (l *jobLogger) masked(s string) string { return l.secrets.masked(s) }
+func (l *jobLogger) masked(s string) string { return l.secrets.Text(s) }
 
 // redact masks known sensitive export strings in the error messages of a
 // job's result. Those messages quote command output (exec's stderr tail)
@@ -88,6 +87,10 @@ func (l *jobLogger) redact(st engine.Status) engine.Status {
 func (l *jobLogger) observe(ev engine.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Names too: a template may name an item after a secret. The real
+	// name keys what the logger keeps per item.
+	name := ev.Item
+	ev.Execution, ev.Item = l.masked(ev.Execution), l.masked(ev.Item)
 	fields := map[string]any{"execution": ev.Execution, "job_id": ev.JobID}
 	if ev.Item != "" {
 		fields["deploy_item"] = ev.Item
@@ -95,8 +98,8 @@ func (l *jobLogger) observe(ev engine.Event) {
 	switch {
 	case ev.Output != "":
 		line := ev.Output
-		if l.sensitive[ev.Item] {
-			l.held[ev.Item] = append(l.held[ev.Item], line)
+		if l.sensitive[name] {
+			l.held[name] = append(l.held[name], line)
 			return
 		}
 		tflog.SubsystemDebug(l.ctx, subsystemDeployer, l.masked(line), fields)
@@ -129,19 +132,19 @@ func (l *jobLogger) observe(ev engine.Event) {
 		tflog.SubsystemInfo(l.ctx, subsystemEngine, fmt.Sprintf("execution %q: %s after %s", ev.Execution, ev.Phase, round(ev.Elapsed))+
 			errorSuffix(ev.Err), fields)
 	default:
-		l.itemEvent(ev, fields)
+		l.itemEvent(ev, name, fields)
 	}
 }
 
-func (l *jobLogger) itemEvent(ev engine.Event, fields map[string]any) {
-	if ev.Phase == core.PhaseSucceeded && l.sensitive[ev.Item] && ev.Export != nil {
+func (l *jobLogger) itemEvent(ev engine.Event, name string, fields map[string]any) {
+	if ev.Phase == core.PhaseSucceeded && l.sensitive[name] && ev.Export != nil {
 		l.addSecrets(ev.Export)
 	}
 	if ev.Phase != core.PhaseProgressing && ev.Phase != core.PhaseDeleting {
-		for _, line := range l.held[ev.Item] {
+		for _, line := range l.held[name] {
 			tflog.SubsystemDebug(l.ctx, subsystemDeployer, l.masked(line), fields)
 		}
-		delete(l.held, ev.Item)
+		delete(l.held, name)
 	}
 	fields["phase"] = string(ev.Phase)
 	fields["elapsed"] = round(ev.Elapsed).String()
@@ -190,11 +193,11 @@ func (l *jobLogger) observeInstallation(ev installation.Event) {
 		l.observe(item)
 		return
 	}
-	name := ev.Path
+	name := l.masked(ev.Path)
 	if name == "" {
 		name = "(root)"
 	}
-	fields := map[string]any{"installation": ev.Path, "job_id": ev.JobID}
+	fields := map[string]any{"installation": l.masked(ev.Path), "job_id": ev.JobID}
 	if ev.Gone {
 		tflog.SubsystemInfo(l.ctx, subsystemEngine, fmt.Sprintf("installation %s: deleted after %s", name, round(ev.Elapsed)), fields)
 		return

@@ -393,7 +393,7 @@ func (l *jobLogger) addProviderTargets(pt *providerTargets) {
 		return
 	}
 	for _, t := range pt.byName {
-		l.secrets.addJSON(t.Config)
+		l.secrets.AddJSON(t.Config)
 	}
 }
 

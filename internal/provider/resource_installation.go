@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -23,6 +24,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/rollout"
@@ -190,8 +192,11 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"are, so a plan shows the rendered configuration's diff. Every value a secret influenced (a " +
 					"target's config, `sensitive_imports`, a sibling's sensitive export), whatever the template did " +
 					"with it, is shown as `***`, or with only the secret part masked (`admin:***`): the tree is " +
-					"rendered a second time with stand-ins for the secrets, and what differs is masked. The `data` " +
-					"and `stringData` of every Kubernetes Secret are always masked.",
+					"rendered a second time with stand-ins for the secrets, and what differs is masked: values, map " +
+					"keys, lists of another length, and an item's type or target (`***`); an item whose name a " +
+					"secret made is keyed `\"<installation path>/***\"` here and in `status`. The `data` " +
+					"and `stringData` of every Kubernetes Secret are always masked. See the security guide's " +
+					"threat model for what masking promises.",
 				Computed:     true,
 				NestedObject: schema.NestedAttributeObject{Attributes: renderedItemAttributes()},
 			},
@@ -473,51 +478,6 @@ func importsOf(f map[string]tftypes.Value, pt *providerTargets) (installation.Im
 	return imp, known && !ps.errors(), ps
 }
 
-// secretsOf are the values a plan must not show: every target's config
-// and the sensitive imports.
-func secretsOf(f map[string]tftypes.Value, imp installation.Imports) *secrets {
-	sec := &secrets{}
-	sec.addImports(imp)
-	if v, known := valueToAny(f[attrSensitiveImports]); known && v != nil {
-		sec.addValue(v)
-	}
-	return sec
-}
-
-// addImports records the configs of imported targets.
-func (s *secrets) addImports(imp installation.Imports) {
-	for _, t := range imp.Targets {
-		s.addTarget(t)
-	}
-	for _, l := range imp.TargetLists {
-		for _, t := range l {
-			s.addTarget(t)
-		}
-	}
-	for _, m := range imp.TargetMaps {
-		for _, t := range m {
-			s.addTarget(t)
-		}
-	}
-}
-
-func (s *secrets) addTarget(t *deployer.Target) {
-	if t != nil {
-		s.addJSON(t.Config)
-	}
-}
-
-// addTree records the targets a tree's installations export to each
-// other: a sub-installation may import a sibling's exported cluster and
-// render its kubeconfig into an item.
-func (s *secrets) addTree(st *installation.Status) {
-	st.Walk(func(_ string, n *installation.Status) {
-		for _, t := range n.Exports.Targets {
-			s.addTarget(t)
-		}
-	})
-}
-
 // loadProblems turns an error of loading or rendering into diagnostics on
 // the attribute it is about, where there is one.
 func loadProblems(err error) problems {
@@ -675,7 +635,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	}
 	warnings := componentWarnings(bp)
 	sec := secretsOf(f, imp)
-	sec.addTree(saved.Status)
+	sec.AddTree(saved.Status)
 	strategy, strategyKnown, _ := strategyOf(f[attrRollout])
 	// A settled tree whose imports and blueprint content are as they were
 	// has nothing to do: no need to render it. A rollout (set, or taken
@@ -685,7 +645,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		if pf[attrDeployItems].IsNull() || pf["status"].IsNull() {
 			// State of version 1 (see upgradeJSON): filled in once.
 			pf[attrDeployItems] = statusItems(x.t.AttributeTypes[attrDeployItems], saved.Status, sec)
-			pf["status"] = x.statusValue(saved.Status)
+			pf["status"] = x.statusValue(saved.Status, sec)
 			if pf["exports"], pf[attrSensitiveExports], pf["target_exports"], err = x.exportValues(saved.Status); err != nil {
 				warnings.add(attrPath("exports"), "Export cannot be represented", err.Error())
 			}
@@ -699,7 +659,8 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	}
 	p, err := installation.PlanTree(ctx, bp, imp, saved.Status, triggerOf(f), strategy)
 	if err != nil {
-		return unknownAll(), replace, append(warnings, loadProblems(err)...)
+		in := masking.ShadowInput{Blueprint: bp, Imports: imp, Sensitive: sensitiveImports(f), Status: saved.Status}
+		return unknownAll(), replace, append(warnings, renderProblems(ctx, sec, in, err)...)
 	}
 	uncertain := pending && (!p.Noop || !unchanged)
 	if refused := treeRefused(p, x.allowed()); refused.errors() {
@@ -726,11 +687,11 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 			warnings.warn(attrPath("blueprint"), "Deploy item config has unknown fields", fmt.Sprintf("%s: %s", where, w))
 		}
 	})
-	p.Walk(func(n *installation.Plan) { sec.addImports(n.Imports) })
+	p.Walk(func(n *installation.Plan) { sec.AddImports(n.Imports) })
 	if p.AllKnown() {
-		sec.useCurrent(renderedSpecs(p))
-		sec.usePrior(pf[attrDeployItems], saved.Status)
-		sec.shadowOf(ctx, shadowSpec{bp: bp, imp: imp, sensitive: sensitiveImports(f), st: saved.Status, known: planKnown(p)},
+		sec.Current(renderedSpecs(p))
+		sec.Prior(shownItems(pf[attrDeployItems]), saved.Status)
+		sec.Shadow(ctx, masking.ShadowInput{Blueprint: bp, Imports: imp, Sensitive: sensitiveImports(f), Status: saved.Status, Known: planKnown(p)},
 			plannedSpecs(p, saved.Status))
 	}
 	f[attrDeployItems] = plannedItems(x.t.AttributeTypes[attrDeployItems], p, saved.Status, sec)
@@ -751,7 +712,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 				f[attrRolloutPlan] = pf[attrRolloutPlan]
 			}
 		}
-		f["status"] = x.statusValue(saved.Status)
+		f["status"] = x.statusValue(saved.Status, sec)
 		if rolloutsMove(p, saved.Status) {
 			unknown("status")
 		}
@@ -760,7 +721,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		if err != nil {
 			ps.add(attrPath("exports"), "Export cannot be represented", err.Error())
 		}
-		return tftypes.NewValue(x.t, f), replace, ps
+		return tftypes.NewValue(x.t, f), replace, ps.masked(sec.Text)
 	}
 	var previewProblems problems
 	f[attrClusterChanges], previewProblems = x.plannedClusterChanges(ctx, f, p, saved.Status, sec, uncertain)
@@ -776,10 +737,10 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	if saved.Status == nil || !p.AllKnown() || replaceNeeded(replace) || !strategyKnown || rolloutsMove(p, saved.Status) || uncertain ||
 		!f[attrReconcileTrigger].IsKnown() {
 		unknown("status")
-		return tftypes.NewValue(x.t, f), replace, warnings
+		return tftypes.NewValue(x.t, f), replace, warnings.masked(sec.Text)
 	}
-	f["status"] = x.plannedStatus(saved.Status, p, plannedJobID(saved.Status, bp, imp, str(f[attrReconcileTrigger])))
-	return tftypes.NewValue(x.t, f), replace, warnings
+	f["status"] = x.plannedStatus(saved.Status, p, plannedJobID(saved.Status, bp, imp, str(f[attrReconcileTrigger])), sec)
+	return tftypes.NewValue(x.t, f), replace, warnings.masked(sec.Text)
 }
 
 // plannedJobID names the job a plan announces. Terraform plans twice,
@@ -806,7 +767,7 @@ func (x *installations) upgradeJSON(from int64, raw []byte) ([]byte, error) {
 }
 
 // plannedClusterChanges dry-runs the items the plan runs, when asked to.
-func (x *installations) plannedClusterChanges(ctx context.Context, f map[string]tftypes.Value, p *installation.Plan, prev *installation.Status, sec *secrets, onPending bool) (tftypes.Value, problems) {
+func (x *installations) plannedClusterChanges(ctx context.Context, f map[string]tftypes.Value, p *installation.Plan, prev *installation.Status, sec *masking.Tree, onPending bool) (tftypes.Value, problems) {
 	t := x.t.AttributeTypes[attrClusterChanges]
 	e := x.engine()
 	if e == nil || !clusterChangesWanted(f, x.clusterChanges()) {
@@ -821,7 +782,7 @@ func (x *installations) plannedClusterChanges(ctx context.Context, f map[string]
 	pv := &previewer{e: e, changes: map[string]tftypes.Value{}, sec: sec}
 	p.Walk(func(n *installation.Plan) {
 		pv.add(ctx, installation.ExecutionName(str(f["name"]), n.Path), engine.Execution{Items: n.Items}, prevOf[n.Path],
-			engine.Run{Resources: n.Resources}, n.Job.Run, func(item string) string { return installation.Join(n.Path, item) })
+			engine.Run{Resources: n.Resources}, n.Job.Run, func(item string) string { return sec.Key(installation.Join(n.Path, item)) })
 	})
 	return pv.value(t), pv.ps
 }
@@ -874,31 +835,60 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	logs := newJobLogger(ctx, nil, engine.Status{})
 	logs.addProviderTargets(x.targets())
 	sensitive := sensitiveImports(f)
-	var current map[string]engine.ItemSpec
-	if before := secretsOf(f, imp); hasSecrets(shadowSpec{imp: imp, sensitive: sensitive, st: r.saved.Status}, nil) {
-		// What the items will be given, rendered as far as it can be
-		// before the run, so the log masks what a secret became.
-		if p, err := installation.PlanTree(ctx, bp, imp, r.saved.Status, trigger, strategy); err == nil {
-			current = renderedSpecs(p)
-			before.useCurrent(current)
-			before.usePrior(fields(r.prior)[attrDeployItems], r.saved.Status)
-			before.shadowOf(ctx, shadowSpec{bp: bp, imp: imp, sensitive: sensitive, st: r.saved.Status, known: planKnown(p)}, planSpecs(p))
-		}
-		logs.addSecretList(before.list)
-	}
 	runner := &installation.Runner{Engine: r.engine, Name: str(f["name"]), Observe: logs.observeInstallation,
 		ReconcileTrigger: trigger, JobID: str(fields(f["status"])["job_id"]), Rollout: strategy}
+	secret := masking.HoldsSecrets(imp, sensitive, r.saved.Status, nil)
+	// The plan compared the items with their shadows and shows the
+	// outcome in deploy_items: where what a node renders now aligns with
+	// it, the log learns from it what a secret became, before the node's
+	// items run, and the state shows it; only the exports need a shadow.
+	planned := shownItems(f[attrDeployItems])
+	aligned := secret && f[attrDeployItems].IsFullyKnown() && planned != nil
+	var current map[string]engine.ItemSpec
+	switch {
+	case aligned:
+		early := secretsOf(f, imp)
+		var mu sync.Mutex
+		runner.Rendered = func(path string, rd *installation.Rendered) {
+			specs := make(map[string]engine.ItemSpec, len(rd.Items))
+			for n, spec := range rd.Items {
+				specs[installation.Join(path, n)] = spec
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			early.Align(planned, specs, targetLabel)
+			logs.addSecretList(early.List())
+		}
+	case secret:
+		// What the items will be given, rendered as far as it can be
+		// before the run, so the log masks what a secret became.
+		before := secretsOf(f, imp)
+		if p, err := installation.PlanTree(ctx, bp, imp, r.saved.Status, trigger, strategy); err == nil {
+			current = renderedSpecs(p)
+			before.Current(current)
+			before.Prior(shownItems(fields(r.prior)[attrDeployItems]), r.saved.Status)
+			before.Shadow(ctx, masking.ShadowInput{Blueprint: bp, Imports: imp, Sensitive: sensitive, Status: r.saved.Status, Known: planKnown(p)}, planSpecs(p))
+		}
+		logs.addSecretList(before.List())
+	}
 	st := runner.Apply(ctx, bp, imp, r.saved.Status)
 	sec := secretsOf(f, imp)
-	sec.addTree(st)
+	sec.AddTree(st)
 	if current != nil {
-		sec.useCurrent(current)
+		sec.Current(current)
 	}
-	sec.usePrior(fields(r.prior)[attrDeployItems], r.saved.Status)
-	sec.shadowOf(ctx, shadowSpec{bp: bp, imp: imp, sensitive: sensitive, st: st, exports: true}, statusSpecs(st))
-	logs.addSecretList(sec.list)
+	sec.Prior(shownItems(fields(r.prior)[attrDeployItems]), r.saved.Status)
+	in := masking.ShadowInput{Blueprint: bp, Imports: imp, Sensitive: sensitive, Status: st, Exports: true}
+	if aligned && st.Succeeded() && sec.Align(planned, st.ItemSpecs(), targetLabel) {
+		in.SkipItems = true
+		sec.Shadow(ctx, in, nil)
+	} else {
+		sec.Shadow(ctx, in, st.ItemSpecs())
+	}
+	maskNodeErrors(sec, st)
+	logs.addSecretList(sec.List())
 	redactTree(logs, st)
-	ps = append(ps, treeProblems(st)...)
+	ps = append(ps, treeProblems(st, sec)...)
 	moved := map[string]*rollout.State{}
 	st.Walk(func(p string, s *installation.Status) { maps.Copy(moved, treeRollouts(p, s, st.JobID)) })
 	ps = append(ps, rolloutProblems(moved, r.prior.IsNull())...)
@@ -906,7 +896,7 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	promisedExports := f["exports"]
 	var state tftypes.Value
 	var priv []byte
-	state, priv, ps = x.stateOf(f, st, sec, ps)
+	state, priv, ps = x.stateOf(f, st, sec, ps.masked(sec.Text))
 	if r.saved.Status != nil && r.saved.Status.JobID == "" && !ps.errors() {
 		ps = append(ps, importedExportsDiffer(promisedExports, fields(state)["exports"])...)
 	}
@@ -928,8 +918,8 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 }
 
 // stateOf writes a tree status into the resource value and private state.
-func (x *installations) stateOf(f map[string]tftypes.Value, st *installation.Status, sec *secrets, ps problems) (tftypes.Value, []byte, problems) {
-	f["status"] = x.statusValue(st)
+func (x *installations) stateOf(f map[string]tftypes.Value, st *installation.Status, sec *masking.Tree, ps problems) (tftypes.Value, []byte, problems) {
+	f["status"] = x.statusValue(st, sec)
 	f[attrDeployItems] = statusItems(x.t.AttributeTypes[attrDeployItems], st, sec)
 	f[attrClusterChanges] = keepClusterChanges(x.t.AttributeTypes[attrClusterChanges], f[attrClusterChanges])
 	var err error
@@ -957,14 +947,14 @@ func (x *installations) destroy(r *jobRun[storedInstallation]) (tftypes.Value, [
 	}
 	imp, _, _ := importsOf(f, x.targets())
 	sec := secretsOf(f, imp)
-	sec.addTree(st)
+	sec.AddTree(st)
 	// Nothing is rendered on destroy: the items left keep the masking
 	// their configs had in state.
-	sec.keepMasked(f[attrDeployItems])
-	sec.derive(statusSpecs(st))
-	logs.addSecretList(sec.list)
+	sec.Prior(shownItems(f[attrDeployItems]), r.saved.Status)
+	sec.Derive(st.ItemSpecs())
+	logs.addSecretList(sec.List())
 	redactTree(logs, st)
-	return x.stateOf(f, st, sec, treeProblems(st))
+	return x.stateOf(f, st, sec, treeProblems(st, sec).masked(sec.Text))
 }
 
 // read asks the deployers of every succeeded item in the tree for drift.
@@ -1101,13 +1091,36 @@ func treeTargets(st *installation.Status) map[string]*deployer.Target {
 func redactTree(l *jobLogger, st *installation.Status) {
 	st.Walk(func(_ string, s *installation.Status) {
 		s.Execution = l.redact(s.Execution)
+		if s.LastError != nil {
+			e := *s.LastError
+			e.Message = l.masked(e.Message)
+			s.LastError = &e
+		}
+	})
+}
+
+// maskNodeErrors masks what a node's rendering or exports said where its
+// shadow failed too, by comparison (masking.Tree.Error): a template's
+// message may quote what it made of a secret.
+func maskNodeErrors(sec *masking.Tree, st *installation.Status) {
+	st.Walk(func(p string, s *installation.Status) {
+		if s.LastError == nil || !sec.ShadowFailed(p) {
+			return
+		}
+		e := *s.LastError
+		if m, ok := sec.Error(p, e.Message); ok {
+			e.Message = m
+		} else {
+			e.Message = "the message is not shown: whether the blueprint fails this way depends on the value of a secret"
+		}
+		s.LastError = &e
 	})
 }
 
 // treeProblems reports every item and installation that failed in the
 // job just run, named by its path in the tree; the root's own error when
 // nothing under it explains the failure.
-func treeProblems(st *installation.Status) problems {
+func treeProblems(st *installation.Status, sec *masking.Tree) problems {
 	var ps problems
 	st.Walk(func(p string, s *installation.Status) {
 		if s.JobIDFinished != st.JobID {
@@ -1123,7 +1136,7 @@ func treeProblems(st *installation.Status) problems {
 				verb = "could not be deleted"
 			}
 			// The item is the blueprint's: its rendering is where it comes from.
-			ps.add(attrPath("blueprint"), fmt.Sprintf("Deploy item %q %s", installation.Join(p, n), verb), errorDetail(is.LastError))
+			ps.add(attrPath("blueprint"), fmt.Sprintf("Deploy item %q %s", sec.Key(installation.Join(p, n)), verb), errorDetail(is.LastError))
 		}
 	})
 	if len(ps) == 0 {

@@ -282,3 +282,88 @@ output "exports" { value = landscaper_installation.tour.exports }
 		}},
 	})
 }
+
+// Issue 25: export sensitivity is decided export by export. One item
+// exports a token it reads from a Secret and a greeting it reads from a
+// ConfigMap: the token is sensitive, the greeting is not, though both
+// come from the same item.
+func TestAccInstallation_exportBesideSecretExportIsPlain(t *testing.T) {
+	if kubeEnv == nil {
+		t.Skip("acceptance tests only (TF_ACC)")
+	}
+	token := "sa-t0ken-" + strings.ToLower(rand.Text())
+	const bp = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+  - {name: token, type: data, schema: {type: string}}
+exports:
+  - {name: token, type: data, schema: {type: string}}
+  - {name: greeting, type: data, schema: {type: string}}
+deployExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: account
+          type: landscaper.gardener.cloud/kubernetes-manifest
+          target: {import: cluster}
+          config:
+            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
+            kind: ProviderConfiguration
+            manifests:
+              - policy: manage
+                manifest: {apiVersion: v1, kind: Secret, metadata: {name: beside-token, namespace: default}, stringData: {token: {{ .imports.token }}}}
+              - policy: manage
+                manifest: {apiVersion: v1, kind: ServiceAccount, metadata: {name: beside-sa, namespace: default}, secrets: [{name: beside-token}]}
+              - policy: manage
+                manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: beside-greeting, namespace: default}, data: {greeting: hello}}
+            exports:
+              exports:
+                - key: token
+                  jsonPath: .secrets[0]
+                  fromResource: {apiVersion: v1, kind: ServiceAccount, name: beside-sa, namespace: default}
+                  fromObjectRef: {apiVersion: v1, kind: Secret, jsonPath: .data.token}
+                - key: greeting
+                  jsonPath: .data.greeting
+                  fromResource: {apiVersion: v1, kind: ConfigMap, name: beside-greeting, namespace: default}
+exportExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      exports:
+        token: {{ .deployitems.account.token }}
+        greeting: {{ .deployitems.account.greeting }}
+`
+	cfg := fmt.Sprintf(`
+resource "landscaper_installation" "beside" {
+  name      = "beside"
+  blueprint = { filesystem = { "blueprint.yaml" = %q } }
+  imports   = { token = %q }
+  targets = {
+    cluster = {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = file(%q) })
+    }
+  }
+}
+`, bp, token, kubeEnv.KubeconfigPath())
+	res := "landscaper_installation.beside"
+	b64 := base64.StdEncoding.EncodeToString([]byte(token))
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: cfg,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(res, tfjsonpath.New("exports"), knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"token":    knownvalue.Null(),
+					"greeting": knownvalue.StringExact("hello"),
+				})),
+				statecheck.ExpectKnownValue(res, tfjsonpath.New(attrSensitiveExports), knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"token": knownvalue.StringExact(b64),
+				})),
+				noCanariesInState{res, noCanaries{[]string{token, b64}}, []string{"imports"}},
+			},
+		}},
+	})
+}

@@ -274,7 +274,7 @@ func (n *node) Render(_ context.Context, in installation.Input) (*installation.R
 	keep := func(st map[string][]byte) { maps.Copy(out.State, st) }
 
 	var specs []map[string]any
-	if len(def.DeployExecutions) > 0 {
+	if len(def.DeployExecutions) > 0 && !in.SkipItems {
 		res, err := template.Render(template.KindDeploy, executions(def.DeployExecutions), n.input(imports, in.State))
 		if err != nil {
 			return nil, err
