@@ -3,6 +3,8 @@
 package lscluster
 
 import (
+	"crypto/md5"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -331,6 +333,8 @@ spec:
     dsn: (( "postgres://app:" db "@db." temp-namespace ))
     clusterType: (( cluster.spec.type ))
     kubeconfig: (( cluster.spec.config.kubeconfig ))
+    encoded: (( base64(db) ))
+    kubeHash: (( md5(cluster.spec.config.kubeconfig) ))
 status:
   observedGeneration: 1
   phase: Succeeded
@@ -341,7 +345,7 @@ status:
 	for name, imp := range inst.Imports {
 		got[name] = imp.Value
 		sensitive[name] = imp.Sensitive
-		if name == "release" || name == "dsn" || name == "clusterType" || name == "kubeconfig" {
+		if name == "release" || name == "dsn" || name == "clusterType" || name == "kubeconfig" || name == "encoded" || name == "kubeHash" {
 			if imp.Source != SourceMapping {
 				t.Errorf("import %s comes from %s, want a mapping", name, imp.Source)
 			}
@@ -354,12 +358,17 @@ status:
 		"dsn":         "postgres://app:s3cr3t-pw@db.example",
 		"clusterType": "landscaper.gardener.cloud/kubernetes-cluster",
 		"kubeconfig":  targetKubeconfig,
+		"encoded":     "czNjcjN0LXB3",
+		"kubeHash":    fmt.Sprintf("%x", md5.Sum([]byte(targetKubeconfig))),
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("imports =\n%#v\nwant\n%#v", got, want)
 	}
 	wantSensitive := map[string]bool{"temp-name": false, "temp-namespace": false, "db": true, "release": false, "values": false,
-		"dsn": true, "clusterType": false, "kubeconfig": true}
+		"dsn": true, "clusterType": false, "kubeconfig": true,
+		// Made of a Secret's value or a Target's config, without their
+		// text (issue 25): sensitive by derivation.
+		"encoded": true, "kubeHash": true}
 	if !reflect.DeepEqual(sensitive, wantSensitive) {
 		t.Errorf("sensitive = %v, want %v", sensitive, wantSensitive)
 	}

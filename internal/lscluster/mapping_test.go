@@ -70,3 +70,44 @@ func TestCarriesSecret(t *testing.T) {
 		}
 	}
 }
+
+// Issue 25: a mapping that transforms a Secret's value or a Target's
+// config (base64, a part of it) carries none of its text, yet was made of
+// it: it is sensitive by derivation, as in rendering. A mapping of plain
+// imports is not.
+func TestMappingsSensitiveByDerivation(t *testing.T) {
+	rd := &instReader{out: &Installation{Imports: map[string]Import{
+		"password": {Value: "s3cr3t-pw", Sensitive: true},
+		"port":     {Value: 5432.0, Sensitive: true},
+		"plain":    {Value: "hello"},
+	}}, targetValues: map[string]any{
+		"cluster": map[string]any{"kind": "Target", "metadata": map[string]any{"name": "c"},
+			"spec": map[string]any{"type": "landscaper.gardener.cloud/kubernetes-cluster", "config": map[string]any{"kubeconfig": "tok-123"}}},
+	}}
+	m := map[string]json.RawMessage{
+		"encoded":  json.RawMessage(`"(( base64(password) ))"`),
+		"upper":    json.RawMessage(`"(( upper(password) ))"`),
+		"portDiv":  json.RawMessage(`"(( port / 10 ))"`),
+		"kubeSize": json.RawMessage(`"(( length(cluster.spec.config.kubeconfig) ))"`),
+		"kubeB64":  json.RawMessage(`"(( base64(cluster.spec.config.kubeconfig) ))"`),
+		"name":     json.RawMessage(`"(( cluster.metadata.name ))"`),
+		"greeting": json.RawMessage(`"(( plain \"-world\" ))"`),
+	}
+	values := map[string]any{"password": "s3cr3t-pw", "port": 5432.0, "plain": "hello", "cluster": rd.targetValues["cluster"]}
+	res, err := EvaluateMappings(m, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	derived := rd.derivedMappings(m, res, nil)
+	for key, want := range map[string]bool{"encoded": true, "upper": true, "portDiv": true, "kubeB64": true,
+		"kubeSize": false, "name": false, "greeting": false} {
+		if derived[key] != want {
+			t.Errorf("%s (%v): derived %v, want %v", key, res[key], derived[key], want)
+		}
+	}
+	for _, key := range []string{"encoded", "upper", "portDiv", "kubeB64"} {
+		if carriesSecret(res[key], []string{"s3cr3t-pw", "5432", "tok-123"}) {
+			t.Errorf("%s = %v: a literal search finds the secret, the test shows nothing", key, res[key])
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 )
 
@@ -41,7 +42,7 @@ func (r *Reader) Read(ctx context.Context, namespace, name string) (*Installatio
 	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
-			return nil, fmt.Errorf("Installation %s/%s: %w", namespace, name, err)
+			return nil, rd.mask(fmt.Errorf("Installation %s/%s: %w", namespace, name, err))
 		}
 	}
 	rd.notes()
@@ -65,6 +66,30 @@ type instReader struct {
 	// secrets are the values a mapping result must not carry unmarked:
 	// those of Secret imports and of Target configs.
 	secrets []string
+	// masked masks them, and what mappings made of them, in messages.
+	masked masking.Secrets
+}
+
+// maskedError is an error whose message had secrets masked; it still
+// wraps the error it came from, for errors.Is.
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// mask masks the values of Secrets and Target configs, and what the
+// mappings made of them, in an error: it reaches a diagnostic.
+func (rd *instReader) mask(err error) error {
+	for _, s := range rd.secrets {
+		rd.masked.AddText(s)
+	}
+	if m := rd.masked.Text(err.Error()); m != err.Error() {
+		return &maskedError{msg: m, err: err}
+	}
+	return err
 }
 
 func (rd *instReader) warn(format string, args ...any) {
