@@ -110,24 +110,24 @@ func shownKeys(shown map[string]Item, specs map[string]engine.ItemSpec) (map[str
 	return keys, true
 }
 
-// matchMasked reports whether shown is a masking of real (see Compare):
-// equal, or Mask where real has anything, or a string whose masks cover
-// parts of real's, a map whose masked keys stand for the keys it lacks.
+// matchMasked reports whether shown is a masking of actual (see Compare):
+// equal, or Mask where actual has anything, or a string whose masks cover
+// parts of actual's, a map whose masked keys stand for the keys it lacks.
 // It returns the texts the masks cover, and whether anything is masked.
-func matchMasked(shown, real any) (derived []string, changed, ok bool) {
+func matchMasked(shown, actual any) (derived []string, changed, ok bool) {
 	var c Comparison
-	ok = c.match(shown, real)
+	ok = c.match(shown, actual)
 	return c.Derived, c.Changed, ok
 }
 
-func (c *Comparison) match(shown, real any) bool {
+func (c *Comparison) match(shown, actual any) bool {
 	if s, isStr := shown.(string); isStr && s == Mask {
-		if r, same := real.(string); !same || r != Mask {
-			c.all(real)
+		if r, same := actual.(string); !same || r != Mask {
+			c.all(actual)
 		}
 		return true
 	}
-	switch r := real.(type) {
+	switch r := actual.(type) {
 	case map[string]any:
 		s, ok := shown.(map[string]any)
 		if !ok || len(s) != len(r) {
@@ -197,18 +197,18 @@ func (c *Comparison) match(shown, real any) bool {
 		s, ok := shown.(json.Number)
 		return ok && s == r
 	}
-	return shown == real
+	return shown == actual
 }
 
-// maskedSpans matches real against shown, a text with Mask in places:
-// every part of shown between masks is in real, in order, and each mask
-// covers a non-empty part of real. It returns the parts the masks cover.
-func maskedSpans(shown, real string) ([]string, bool) {
+// maskedSpans matches actual against shown, a text with Mask in places:
+// every part of shown between masks is in actual, in order, and each mask
+// covers a non-empty part of actual. It returns the parts the masks cover.
+func maskedSpans(shown, actual string) ([]string, bool) {
 	parts := strings.Split(shown, Mask)
-	if len(parts) < 2 || !strings.HasPrefix(real, parts[0]) {
+	if len(parts) < 2 || !strings.HasPrefix(actual, parts[0]) {
 		return nil, false
 	}
-	rest := real[len(parts[0]):]
+	rest := actual[len(parts[0]):]
 	var spans []string
 	for i, p := range parts[1:] {
 		last := i == len(parts)-2
