@@ -57,6 +57,11 @@ func (t *Tree) Align(shown map[string]Item, specs map[string]engine.ItemSpec, la
 		if !okS || !okR {
 			return false
 		}
+		// A Secret manifest's data is shown masked whatever it holds;
+		// only masks beyond it say that a secret input influenced the
+		// item (and so may be in all it exports).
+		rv, found, _ := SecretData(rv)
+		derived = append(derived, found...)
 		d, changed, ok := matchMasked(sv, rv)
 		if !ok {
 			return false

@@ -1,6 +1,8 @@
 package masking
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"regexp"
 	"sort"
@@ -59,11 +61,20 @@ func (s *Secrets) AddValue(v any) {
 	}
 }
 
-// Add records a secret text and the credentials of a document it holds.
+// Add records a secret text, the forms a command or template most often
+// turns it into on its way to a log line (upper and lower case, base64,
+// hex: a shell's tr, sprig's upper or b64enc), and the credentials of a
+// document it holds. A form made by anything else is found by comparing
+// renderings (Tree), which an apply aligned with its plan does not repeat.
 func (s *Secrets) Add(x string) {
-	if s.AddText(x) {
-		s.addEmbedded(x)
+	if !s.AddText(x) {
+		return
 	}
+	for _, form := range []string{strings.ToUpper(x), strings.ToLower(x),
+		base64.StdEncoding.EncodeToString([]byte(x)), hex.EncodeToString([]byte(x))} {
+		s.AddText(form)
+	}
+	s.addEmbedded(x)
 }
 
 // AddText records x as it is, once; it reports whether x is new.

@@ -653,6 +653,11 @@ func (t *Tree) deriveItem(key string, spec engine.ItemSpec) (it Item, derived []
 	}
 	derived = append(derived, c.Derived...)
 	v, changed := c.Masked, c.Changed
+	// Only what a secret input changed taints the item's exports: the
+	// data of a Secret manifest is hidden from view, but an export read
+	// from a ConfigMap beside it holds none of it (exports read from
+	// Secrets are SecretReads' concern).
+	it.Influenced = changed || masked
 	if secretData {
 		var found []string
 		var m bool
@@ -660,7 +665,6 @@ func (t *Tree) deriveItem(key string, spec engine.ItemSpec) (it Item, derived []
 		derived = append(derived, found...)
 		changed = changed || m
 	}
-	it.Influenced = changed || masked
 	switch {
 	case changed:
 		out, err := json.Marshal(v)
