@@ -608,6 +608,11 @@ func (t *Tree) deriveItem(key string, spec engine.ItemSpec) (it Item, derived []
 	}
 	cur, rendered := t.current[key]
 	notNow := rendered && !bytes.Equal(cur, cfg)
+	if p, ok := t.prior[key]; ok && !rendered && t.current != nil && bytes.Equal(p.config, cfg) {
+		// Not rendered now (a rollout holds its node at the prior
+		// spec, say), and unchanged: a shadow of now is no measure.
+		notNow = true
+	}
 	if p, ok := t.prior[key]; ok && (len(t.shadows) == 0 || notNow || t.failedAt(key)) && bytes.Equal(p.config, cfg) {
 		// Not rendered now (or not comparable): what the last state
 		// showed of this very config.

@@ -849,6 +849,10 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	case aligned:
 		early := secretsOf(f, imp)
 		var mu sync.Mutex
+		// What each node renders now: an item a rollout holds at (or
+		// auto-fail reverts to) another config is not compared with a
+		// shadow of this rendering.
+		current = map[string]engine.ItemSpec{}
 		runner.Rendered = func(path string, rd *installation.Rendered) {
 			specs := make(map[string]engine.ItemSpec, len(rd.Items))
 			for n, spec := range rd.Items {
@@ -856,6 +860,7 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 			}
 			mu.Lock()
 			defer mu.Unlock()
+			maps.Copy(current, specs)
 			early.Align(planned, specs, targetLabel)
 			logs.addSecretList(early.List())
 		}
