@@ -20,9 +20,13 @@ type scope struct {
 	targetMaps  map[string]map[string]*deployer.Target
 }
 
-func newScope(imp Imports) *scope {
+// newScope is the context of a node with imports imp and the data imports
+// that took their default.
+func newScope(imp Imports, defaults map[string]any) *scope {
+	data := maps.Clone(orEmpty(imp.Data))
+	maps.Copy(data, defaults)
 	return &scope{
-		data:        maps.Clone(orEmpty(imp.Data)),
+		data:        data,
 		targets:     maps.Clone(orEmpty(imp.Targets)),
 		targetLists: imp.TargetLists,
 		targetMaps:  imp.TargetMaps,

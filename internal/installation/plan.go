@@ -125,7 +125,7 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 
 	var groups []*subGroup
 	if s != nil {
-		groups = decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, InputHash(bp, imp), prev, trigger, s)
+		groups = decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, rendered.Defaults, InputHash(bp, imp), prev, trigger, s)
 	}
 	for _, g := range groups {
 		if p.SubRollouts == nil {
@@ -142,7 +142,7 @@ func planNode(ctx context.Context, path string, bp Blueprint, imp Imports, prev 
 		}
 	}
 	held := heldSubs(groups)
-	sc := newScope(imp)
+	sc := newScope(imp, rendered.Defaults)
 	plans := map[string]*Plan{}
 	for _, sub := range topological(rendered.Subs, deps) {
 		subPath := Join(path, sub.Name)

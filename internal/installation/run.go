@@ -173,7 +173,7 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	n.setPhase(core.PhaseProgressing)
 	var groups []*subGroup
 	if r.Rollout != nil {
-		groups = decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, InputHash(bp, imp), prev, r.ReconcileTrigger, r.Rollout)
+		groups = decideSubs(ctx, path, rendered.Subs, deps, rendered.Items, imp, rendered.Defaults, InputHash(bp, imp), prev, r.ReconcileTrigger, r.Rollout)
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -184,7 +184,7 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 			r.emit(Event{Path: path, JobID: jobID, Item: &ev})
 		}})
 	}()
-	sc := newScope(imp)
+	sc := newScope(imp, rendered.Defaults)
 	var subErr *core.Error
 	var stops []string
 	switch {

@@ -132,7 +132,7 @@ func (w *shadowWalk) node(ctx context.Context, path string, bp Blueprint, imp Im
 		w.fail(path, st, err)
 		return
 	}
-	sc := newScope(imp)
+	sc := newScope(imp, rendered.Defaults)
 	for _, sub := range topological(rendered.Subs, deps) {
 		subPath := Join(path, sub.Name)
 		var ss *Status

@@ -127,7 +127,7 @@ func (g *subGroup) subs(members []string) []string {
 // deploy items: a group whose name an item group has is named
 // "<import>/subinstallations". parentInput is the node's InputHash.
 func decideSubs(ctx context.Context, path string, subs []Sub, deps map[string][]string, items map[string]engine.ItemSpec,
-	imp Imports, parentInput string, prev *Status, trigger string, s *rollout.Strategy) []*subGroup {
+	imp Imports, defaults map[string]any, parentInput string, prev *Status, trigger string, s *rollout.Strategy) []*subGroup {
 	if s == nil {
 		return nil
 	}
@@ -138,7 +138,7 @@ func decideSubs(ctx context.Context, path string, subs []Sub, deps map[string][]
 		}
 	}
 	byName := map[string]*subGroup{}
-	sc := newScope(imp)
+	sc := newScope(imp, defaults)
 	current := map[string]bool{}
 	// settled plans a sub-installation whose siblings it imports from
 	// have nothing to do, and when it has nothing to do either, adds

@@ -80,6 +80,11 @@ type Rendered struct {
 	// Resources serves the node's component resources to its deploy
 	// items (a helm chart given as resourceRef), or is nil.
 	Resources deployer.ResourceResolver
+	// Defaults are the data imports that were not given and took their
+	// declared default. Landscaper writes them into the installation's
+	// context as it writes given ones, so sub-installations import them by
+	// dataRef and export executions see them in .values.dataobjects.
+	Defaults map[string]any
 }
 
 // Sub is a sub-installation as its parent's blueprint declares it: which

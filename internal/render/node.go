@@ -259,6 +259,23 @@ func (n *node) imports(in installation.Input) (map[string]any, error) {
 	return imports, nil
 }
 
+// defaulted are the data imports of defs (conditional ones included) that
+// given lacks and that took their default in imports.
+func defaulted(defs []blueprint.ImportDefinition, given, imports map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, d := range defs {
+		if d.Type == blueprint.ImportTypeData && d.Default != nil {
+			if _, ok := given[d.Name]; !ok {
+				if v, ok := imports[d.Name]; ok {
+					out[d.Name] = v
+				}
+			}
+		}
+		maps.Copy(out, defaulted(d.ConditionalImports, given, imports))
+	}
+	return out
+}
+
 // Render validates imports and runs import, deploy and sub-installation
 // executions, the way Landscaper does in an installation's Init phase.
 func (n *node) Render(_ context.Context, in installation.Input) (*installation.Rendered, error) {
@@ -267,7 +284,7 @@ func (n *node) Render(_ context.Context, in installation.Input) (*installation.R
 		return nil, err
 	}
 	def := &n.bp.Definition
-	out := &installation.Rendered{Items: map[string]engine.ItemSpec{}, State: map[string][]byte{}}
+	out := &installation.Rendered{Items: map[string]engine.ItemSpec{}, State: map[string][]byte{}, Defaults: defaulted(def.Imports, in.Imports.Data, imports)}
 	if n.comp != nil {
 		out.Resources = itemResources{set: n.l.set, comp: n.comp}
 	}
