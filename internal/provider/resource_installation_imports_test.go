@@ -14,7 +14,8 @@ import (
 // importsBlueprint declares imports with localTypes (local://), a schema
 // file of the blueprint (blueprint://), a default, and a conditional
 // import; its import executions add a binding (Spiff) and report errors
-// (GoTemplate) when prefix and suffix are equal.
+// (GoTemplate) when prefix and suffix are equal. A sub-installation imports
+// the defaulted import from the installation's context, as in Landscaper.
 const importsBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Blueprint
 jsonSchemaVersion: https://json-schema.org/draft/2019-09/schema
@@ -46,6 +47,34 @@ exports:
   - {name: compound, type: data, schema: {type: string}}
   - {name: replicas, type: data, schema: {type: integer}}
   - {name: certificate, type: data, schema: {type: string}}
+  - {name: doubled, type: data, schema: {type: integer}}
+  - {name: contextReplicas, type: data, schema: {type: integer}}
+subinstallations:
+  - apiVersion: landscaper.gardener.cloud/v1alpha1
+    kind: InstallationTemplate
+    name: double
+    blueprint:
+      filesystem:
+        blueprint.yaml: |
+          apiVersion: landscaper.gardener.cloud/v1alpha1
+          kind: Blueprint
+          jsonSchemaVersion: https://json-schema.org/draft/2019-09/schema
+          imports:
+            - {name: replicas, type: data, schema: {type: integer}}
+          exports:
+            - {name: doubled, type: data, schema: {type: integer}}
+          exportExecutions:
+            - name: default
+              type: GoTemplate
+              template: |
+                exports:
+                  doubled: {{ mul .imports.replicas 2 }}
+    imports:
+      data:
+        - {name: replicas, dataRef: replicas}
+    exports:
+      data:
+        - {name: doubled, dataRef: doubled}
 importExecutions:
   - name: check
     type: GoTemplate
@@ -67,6 +96,8 @@ exportExecutions:
         compound: {{ .imports.compound }}
         replicas: {{ .imports.replicas }}
         certificate: {{ .imports.certificate | default "none" }}
+        doubled: {{ .values.dataobjects.doubled }}
+        contextReplicas: {{ .values.dataobjects.replicas }}
 `
 
 func importsConfig(imports string) string {
@@ -89,12 +120,16 @@ func TestAccInstallation_importDeclarations(t *testing.T) {
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
-				// A default applies; the import execution's binding is seen
-				// by the export execution.
+				// A default applies, in the context too (the sub-installation
+				// imports it, the export execution sees it among the data
+				// objects); the import execution's binding is seen by the
+				// export execution.
 				Config: importsConfig(`{ prefix = "app", suffix = "web" }`),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(inst, exports.AtMapKey("compound"), knownvalue.StringExact("app-web")),
 					statecheck.ExpectKnownValue(inst, exports.AtMapKey("replicas"), knownvalue.Int64Exact(2)),
+					statecheck.ExpectKnownValue(inst, exports.AtMapKey("doubled"), knownvalue.Int64Exact(4)),
+					statecheck.ExpectKnownValue(inst, exports.AtMapKey("contextReplicas"), knownvalue.Int64Exact(2)),
 					statecheck.ExpectKnownValue(inst, exports.AtMapKey("certificate"), knownvalue.StringExact("none")),
 				},
 			},
