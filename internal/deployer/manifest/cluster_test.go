@@ -260,6 +260,10 @@ exports:
 	if err != nil || res.RequeueAfter <= 0 {
 		t.Fatalf("not ready yet expected: %v, requeue %v", err, res.RequeueAfter)
 	}
+	// A timeout ending this wait says so as Landscaper's readiness check does.
+	if fmt.Sprint(res.TimeoutCodes) != "[ERR_FOR_INFO_ONLY]" {
+		t.Errorf("timeout codes of a readiness wait %v, want [ERR_FOR_INFO_ONLY]", res.TimeoutCodes)
+	}
 	if res.Export != nil {
 		t.Errorf("export before readiness: %s", res.Export)
 	}
