@@ -175,11 +175,18 @@ var elided = []string{
 // attribute, not a block.
 var bareAttributeRE = regexp.MustCompile(`^(?:\s*#.*\n|\s*\n)*\s*[A-Za-z_][\w-]*\s*=`)
 
+// identityImportRE matches a fragment that imports by identity, which
+// Terraform 1.12 brought: it validates with Terraform 1.15.
+var identityImportRE = regexp.MustCompile(`(?m)^\s*identity\s*=`)
+
 // fragmentErrors validates a fragment of configuration against the
 // provider's schema and returns its errors but those of what it elides.
 func fragmentErrors(t *testing.T, config string) []string {
 	t.Helper()
 	w := newWorkspace(t)
+	if identityImportRE.MatchString(config) {
+		w.Terraform = terraform115(t)
+	}
 	w.Config(config)
 	out, _ := w.Run(nil, "validate", "-json", "-no-color")
 	var res struct {

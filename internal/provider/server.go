@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
 )
 
 // protocolResource is a resource whose data RPCs (validate, plan, apply,
@@ -187,8 +189,15 @@ func (s *server) ImportResourceState(ctx context.Context, req *tfprotov6.ImportR
 	if !ok {
 		return s.ProviderServer.ImportResourceState(ctx, req)
 	}
-	if x, ok := r.(*installations); ok && isLandscaperID(req.ID) {
-		v, priv, ps := x.importLandscaper(ctx, req.ID)
+	id := req.ID
+	if req.Identity != nil {
+		var ps problems
+		if id, ps = importIdentityID(r, req.Identity); ps.errors() {
+			return &tfprotov6.ImportResourceStateResponse{Diagnostics: ps.protocol()}, nil
+		}
+	}
+	if x, ok := r.(*installations); ok && isLandscaperID(id) {
+		v, priv, ps := x.importLandscaper(ctx, id)
 		if ps.errors() {
 			return &tfprotov6.ImportResourceStateResponse{Diagnostics: ps.protocol()}, nil
 		}
@@ -196,21 +205,25 @@ func (s *server) ImportResourceState(ctx context.Context, req *tfprotov6.ImportR
 		if diags != nil {
 			return &tfprotov6.ImportResourceStateResponse{Diagnostics: append(ps.protocol(), diags...)}, nil
 		}
+		parsed, _ := lscluster.ParseID(id)
 		return &tfprotov6.ImportResourceStateResponse{Diagnostics: ps.protocol(),
-			ImportedResources: []*tfprotov6.ImportedResource{{TypeName: req.TypeName, State: dv, Private: priv}}}, nil
+			ImportedResources: []*tfprotov6.ImportedResource{{TypeName: req.TypeName, State: dv, Private: priv,
+				Identity: identityData(r, v, x.landscaperIdentity(parsed))}}}, nil
 	}
 	t := r.objectType()
 	attrs := make(map[string]tftypes.Value, len(t.AttributeTypes))
 	for n, at := range t.AttributeTypes {
 		attrs[n] = tftypes.NewValue(at, nil)
 	}
-	attrs["name"] = tftypes.NewValue(tftypes.String, req.ID)
-	attrs["id"] = tftypes.NewValue(tftypes.String, req.ID)
-	dv, diags := encode(r, tftypes.NewValue(t, attrs))
+	attrs["name"] = tftypes.NewValue(tftypes.String, id)
+	attrs["id"] = tftypes.NewValue(tftypes.String, id)
+	v := tftypes.NewValue(t, attrs)
+	dv, diags := encode(r, v)
 	if diags != nil {
 		return &tfprotov6.ImportResourceStateResponse{Diagnostics: diags}, nil
 	}
-	return &tfprotov6.ImportResourceStateResponse{ImportedResources: []*tfprotov6.ImportedResource{{TypeName: req.TypeName, State: dv}}}, nil
+	return &tfprotov6.ImportResourceStateResponse{ImportedResources: []*tfprotov6.ImportedResource{{TypeName: req.TypeName, State: dv,
+		Identity: keptIdentity(r, nil, v)}}}, nil
 }
 
 func (s *server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
@@ -219,18 +232,23 @@ func (s *server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRe
 		return s.ProviderServer.ReadResource(ctx, req)
 	}
 	if !r.refreshes(req.Private) {
-		return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}, nil
+		// Not decoded at all: an identity Terraform does not hold yet
+		// comes with the next response that decodes the state.
+		return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private, NewIdentity: req.CurrentIdentity}, nil
 	}
 	cur, diags := decode(r, req.CurrentState)
 	if diags != nil {
-		return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private, Diagnostics: diags}, nil
+		return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private, NewIdentity: req.CurrentIdentity,
+			Diagnostics: diags}, nil
 	}
 	state, priv, ps := r.read(ctx, cur, req.Private)
+	identity := keptIdentity(r, req.CurrentIdentity, state)
 	if state.Equal(cur) && bytes.Equal(priv, req.Private) {
-		return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private, Diagnostics: ps.protocol()}, nil
+		return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private, NewIdentity: identity,
+			Diagnostics: ps.protocol()}, nil
 	}
 	dv, diags := encode(r, state)
-	return &tfprotov6.ReadResourceResponse{NewState: dv, Private: priv, Diagnostics: append(diags, ps.protocol()...)}, nil
+	return &tfprotov6.ReadResourceResponse{NewState: dv, Private: priv, NewIdentity: identity, Diagnostics: append(diags, ps.protocol()...)}, nil
 }
 
 func (s *server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
@@ -248,7 +266,7 @@ func (s *server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 		// not decoded at all.
 		if ok, ps := r.settled(ctx, req.Config, req.PriorPrivate); ok {
 			return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate,
-				Diagnostics: ps.protocol()}, nil
+				PlannedIdentity: req.PriorIdentity, Diagnostics: ps.protocol()}, nil
 		}
 	}
 	prior, d1 := decode(r, req.PriorState)
@@ -258,12 +276,19 @@ func (s *server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 	}
 	planned, replace, ps := r.plan(ctx, prior, proposed, req.PriorPrivate)
 	dv, diags := encode(r, planned)
+	// A replacement is planned as a create, which Terraform hands the
+	// replaced object's identity: the new object has its own.
+	have := req.PriorIdentity
+	if prior.IsNull() {
+		have = nil
+	}
 	// Passed on even when planning a create: for a replacement, Terraform
 	// hands this private state to the delete of the replaced object too.
 	return &tfprotov6.PlanResourceChangeResponse{
 		PlannedState:    dv,
 		RequiresReplace: replace,
 		PlannedPrivate:  req.PriorPrivate,
+		PlannedIdentity: keptIdentity(r, have, planned),
 		Diagnostics:     append(diags, ps.protocol()...),
 	}, nil
 }
@@ -280,9 +305,14 @@ func (s *server) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyRe
 	}
 	state, priv, ps := r.apply(ctx, prior, planned, req.PlannedPrivate)
 	dv, diags := encode(r, state)
+	have := req.PlannedIdentity
+	if prior.IsNull() {
+		have = nil // a new object, whose name the plan may not have known
+	}
 	return &tfprotov6.ApplyResourceChangeResponse{
 		NewState:    dv,
 		Private:     priv,
+		NewIdentity: keptIdentity(r, have, state),
 		Diagnostics: append(diags, ps.protocol()...),
 	}, nil
 }

@@ -3,6 +3,8 @@ package provider
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -162,6 +164,63 @@ func TestUpgradeInstallationStateFromVersion0(t *testing.T) {
 		}
 		if n, ok := tf["name"]; what != "target_exports" && (!ok || !n.IsNull()) {
 			t.Errorf("%s: name %v", what, n)
+		}
+	}
+}
+
+// landscaper_installation serves its identity schema, and an import by
+// identity takes the import ID it stands for: the name alone imports an
+// installation of this provider by name, with that identity; half of a
+// Landscaper identity is refused. landscaper_execution has no identity.
+func TestInstallationIdentity(t *testing.T) {
+	ctx := context.Background()
+	ps, err := NewServer("test")()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas, err := ps.GetResourceIdentitySchemas(ctx, &tfprotov6.GetResourceIdentitySchemasRequest{})
+	if err != nil || len(schemas.Diagnostics) > 0 {
+		t.Fatal(err, schemas.Diagnostics)
+	}
+	var attrs []string
+	for _, a := range schemas.IdentitySchemas[installationType].IdentityAttributes {
+		attrs = append(attrs, fmt.Sprintf("%s:%v", a.Name, a.RequiredForImport))
+	}
+	if got := strings.Join(attrs, " "); got != "name:true namespace:false target:false" {
+		t.Errorf("identity schema of %s: %s", installationType, got)
+	}
+	if _, ok := schemas.IdentitySchemas[executionType]; ok {
+		t.Errorf("%s has an identity", executionType)
+	}
+	p := newProvider("test")
+	x := p.installations
+	identity := func(target, ns, name any) *tfprotov6.ResourceIdentityData {
+		v := func(s any) tftypes.Value { return tftypes.NewValue(tftypes.String, s) }
+		dv, err := tfprotov6.NewDynamicValue(x.identityType(), tftypes.NewValue(x.identityType(),
+			map[string]tftypes.Value{identityTarget: v(target), identityNamespace: v(ns), identityName: v(name)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &tfprotov6.ResourceIdentityData{IdentityData: &dv}
+	}
+	s := &server{routes: p.routes()}
+	resp, _ := s.ImportResourceState(ctx, &tfprotov6.ImportResourceStateRequest{TypeName: installationType, Identity: identity(nil, nil, "app")})
+	if len(resp.Diagnostics) > 0 || len(resp.ImportedResources) != 1 {
+		t.Fatalf("import by name alone: %v", resp.Diagnostics)
+	}
+	got := resp.ImportedResources[0]
+	state, err := got.State.Unmarshal(x.t)
+	if err != nil || str(fields(state)["name"]) != "app" {
+		t.Fatalf("imported state %v, %v", state, err)
+	}
+	id, err := got.Identity.IdentityData.Unmarshal(x.identityType())
+	if want := x.identityOf(state); err != nil || !id.Equal(want) {
+		t.Errorf("identity of the import by name: %v, want %v (%v)", id, want, err)
+	}
+	for _, bad := range []*tfprotov6.ResourceIdentityData{identity("landscaper", nil, "app"), identity(nil, "ns", "app"), identity(nil, nil, nil), identity(nil, nil, "a/b")} {
+		resp, _ := s.ImportResourceState(ctx, &tfprotov6.ImportResourceStateRequest{TypeName: installationType, Identity: bad})
+		if len(resp.Diagnostics) == 0 || resp.Diagnostics[0].Summary != "Invalid import identity" || len(resp.ImportedResources) > 0 {
+			t.Errorf("import by %v: %v", bad, resp.Diagnostics)
 		}
 	}
 }
