@@ -200,4 +200,18 @@ spec:
 	if len(got.Subinstallations) != 0 {
 		t.Errorf("sub-installations of no-cache = %+v, want none", got.Subinstallations)
 	}
+
+	// The namespace's root installations are what can be taken over: by
+	// owner, as Read tells them; the label alone makes none a sub-installation.
+	r, err := New(restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots, err := r.Roots(t.Context(), c.ns)
+	if want := []string{"export-import", "no-cache", "stray"}; err != nil || !reflect.DeepEqual(roots, want) {
+		t.Errorf("roots of %s = %q (%v), want %q", c.ns, roots, err, want)
+	}
+	if roots, err := r.Roots(t.Context(), "no-such-namespace"); err != nil || len(roots) != 0 {
+		t.Errorf("roots of a namespace without installations = %q (%v), want none", roots, err)
+	}
 }
