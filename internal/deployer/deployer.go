@@ -198,6 +198,17 @@ type Deployer interface {
 	Delete(ctx context.Context, req Request) (Result, error)
 }
 
+// Sealer is implemented by deployers whose items can be kept at rest
+// without the values a secret influenced in their config: Delete works
+// from a config with those values masked (what it removes is named by the
+// item's state and target), and Seal returns an item's state without
+// anything derived from the config's values (digests of what was
+// applied, exports), keeping what Delete needs. Items of other deployers
+// whose config a kept-nowhere secret influenced cannot be deleted.
+type Sealer interface {
+	Seal(state []byte) []byte
+}
+
 // TargetUser is implemented by deployers that act on a target. An item of
 // such a type without a target, or with a target of another type, is
 // rejected at plan time.

@@ -118,6 +118,26 @@ func (e *Engine) refused(ex Execution, run []string, prev Status, del []string) 
 	return nil
 }
 
+// withheld is the error of the first item of del (items a job deletes,
+// by the spec they last had in prev) whose stored config is withheld
+// (ItemSpec.Withheld) and whose deployer cannot delete from such a config
+// (deployer.Sealer): its delete would run with masked values.
+func (e *Engine) withheld(prev Status, del []string) *core.Error {
+	for _, n := range slices.Sorted(slices.Values(del)) {
+		is := prev.Items[n]
+		if is == nil || !is.Spec.Withheld {
+			continue
+		}
+		d, _ := e.Deployers.Get(is.Spec.Type)
+		if _, ok := d.(deployer.Sealer); !ok {
+			return core.Terminal("ConfigWithheld", fmt.Sprintf("deploy item %q cannot be deleted: a secret that is kept "+
+				"nowhere influenced its config, and its deployer (%s) would need the config it ran with", n, is.Spec.Type),
+				core.CodeConfigurationProblem)
+		}
+	}
+	return nil
+}
+
 // TargetError says that a deploy item's target names a provider target
 // that is not defined.
 type TargetError struct{ Ref string }
@@ -224,7 +244,11 @@ func (e *Engine) Destroy(ctx context.Context, name string, prev Status, run Run)
 	j := e.newJob(name, run, &st)
 	j.setPhase(core.PhaseInitDelete)
 	names := prev.DeletedOnDestroy()
-	if err := e.refused(Execution{}, nil, prev, names); err != nil {
+	err := e.refused(Execution{}, nil, prev, names)
+	if err == nil {
+		err = e.withheld(prev, names)
+	}
+	if err != nil {
 		// Nothing is deleted, nor forgotten: the provider refuses the
 		// delete as a whole, as its plan did.
 		err.Operation = core.OperationDelete
@@ -302,7 +326,11 @@ func (e *Engine) Reconcile(ctx context.Context, ex Execution, prev Status, run R
 	plan := PlanJob(ex, prev)
 
 	j.setPhase(core.PhaseInit)
-	if err := e.refused(ex, plan.Run, prev, plan.Delete); err != nil {
+	err := e.refused(ex, plan.Run, prev, plan.Delete)
+	if err == nil {
+		err = e.withheld(prev, plan.Delete)
+	}
+	if err != nil {
 		// Nothing runs, not even the deletion of orphans: the provider
 		// refuses the execution as a whole, as its plan did.
 		err.Operation = core.OperationReconcile

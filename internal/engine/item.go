@@ -41,9 +41,10 @@ func (j *job) record(name string, op core.Operation, r itemResult) bool {
 	case r.err != nil:
 		// A failed item exports nothing: its last export no longer
 		// describes what is installed.
-		is.Phase, is.Export = core.PhaseFailed, nil
+		is.Phase, is.Export, is.ExportWithheld = core.PhaseFailed, nil, false
 	default:
 		is.Phase, is.Export, is.AppliedHash, is.Drift = core.PhaseSucceeded, r.res.Export, is.Spec.Hash(), ""
+		is.ExportWithheld = false
 		is.AppliedTrigger = j.trigger
 		// What was adopted is the item's own now, recorded in its state.
 		is.Adopt = nil

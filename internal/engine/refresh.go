@@ -14,7 +14,8 @@ import (
 // what they left is still in place, and records what changed as the
 // items' Drift, so the next job runs them again. Items of deployers that
 // cannot tell are left as they are, and so is an item whose check fails:
-// a refresh that cannot look is no evidence of drift. changed reports
+// a refresh that cannot look is no evidence of drift; so are items whose
+// stored config is withheld (ItemSpec.Withheld). changed reports
 // whether any item's Drift changed.
 func (e *Engine) Refresh(ctx context.Context, name string, prev Status) (st Status, changed bool) {
 	st = prev.Clone()
@@ -26,7 +27,9 @@ func (e *Engine) Refresh(ctx context.Context, name string, prev Status) (st Stat
 		is := st.Items[item]
 		d, ok := e.Deployers.Get(is.Spec.Type)
 		dc, canCheck := d.(deployer.DriftChecker)
-		if !ok || !canCheck || is.Phase != core.PhaseSucceeded || is.Drift != "" {
+		if !ok || !canCheck || is.Phase != core.PhaseSucceeded || is.Drift != "" || is.Spec.Withheld {
+			// A withheld config is not what the item ran with: compared
+			// with the cluster, it would read as drift.
 			continue
 		}
 		tgt, err := e.target(is.Spec.Target)

@@ -66,3 +66,15 @@ func TestRefreshRecordsDriftAndTheNextJobRunsOnlyDriftedItems(t *testing.T) {
 		t.Fatal("a failed item was checked for drift")
 	}
 }
+
+// An item kept at rest with its config withheld is not checked for
+// drift: the kept config is not what it ran with.
+func TestRefreshSkipsWithheldItems(t *testing.T) {
+	h := newHarness(0)
+	h.e.Deployers.Register(driftFake{fakeDeployer: h.d, drifted: map[string]bool{"a": true}}, "fake")
+	st := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"a": item("")}), Status{}, h.run("j1"))
+	st.Items["a"].Spec.Withheld = true
+	if _, changed := h.e.Refresh(context.Background(), "ex", st); changed {
+		t.Error("a withheld item was checked for drift")
+	}
+}

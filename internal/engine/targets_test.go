@@ -132,3 +132,31 @@ func (r targetRecorder) Reconcile(_ context.Context, req deployer.Request) (depl
 func (targetRecorder) Delete(context.Context, deployer.Request) (deployer.Result, error) {
 	return deployer.Result{}, nil
 }
+
+// An item whose stored config is withheld is deleted only by a
+// deployer.Sealer; otherwise the delete is refused before anything runs.
+func TestWithheldItemsNeedASealerToBeDeleted(t *testing.T) {
+	h := newHarness(0)
+	prev := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"old": item(""), "keep": item("")}), Status{}, h.run("job-1"))
+	prev.Items["old"].Spec.Withheld = true
+	before := len(h.d.callList())
+	st := h.e.Reconcile(context.Background(), exec(map[string]ItemSpec{"keep": item("")}), prev, h.run("job-2"))
+	if st.LastError == nil || st.LastError.Reason != "ConfigWithheld" || !strings.Contains(st.LastError.Message, `"old"`) {
+		t.Fatalf("orphan: %+v", st.LastError)
+	}
+	st = h.e.Destroy(context.Background(), "x", prev, h.run("job-3"))
+	if st.Phase != core.PhaseDeleteFailed || st.LastError == nil || st.LastError.Reason != "ConfigWithheld" {
+		t.Fatalf("destroy: %s %+v", st.Phase, st.LastError)
+	}
+	if calls := h.d.callList(); len(calls) != before {
+		t.Errorf("refused deletes called the deployer: %v", calls[before:])
+	}
+	h.e.Deployers.Register(sealingFake{h.d}, "fake")
+	if st = h.e.Destroy(context.Background(), "x", prev, h.run("job-4")); len(st.Items) != 0 {
+		t.Errorf("a Sealer's withheld item was not deleted: %+v", st.LastError)
+	}
+}
+
+type sealingFake struct{ *fakeDeployer }
+
+func (sealingFake) Seal([]byte) []byte { return nil }

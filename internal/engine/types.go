@@ -47,6 +47,19 @@ type ItemSpec struct {
 	// stored: it is the blueprint's files, given anew by every caller.
 	ComponentDescriptor json.RawMessage `json:"componentDescriptor,omitempty"`
 	Content             fs.FS           `json:"-"`
+	// AtRest, when set, is what may be kept of Config wherever the status
+	// is stored: Config with every value a secret influenced masked, for
+	// callers that keep no secret at rest (they store AtRest as Config).
+	// Hash then covers AtRest and AtRestKey in place of Config, so that a
+	// stored status still tells whether the item changed. AtRestKey says
+	// what else the masked values stand for (the inputs they were derived
+	// from, without the secrets). Neither is stored.
+	AtRest    json.RawMessage `json:"-"`
+	AtRestKey string          `json:"-"`
+	// Withheld says that the stored Config has values masked: a deployer
+	// cannot be asked whether the item drifted, and only a
+	// deployer.Sealer can delete it.
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 // Hash identifies what the item does. Type, config and target (for a
@@ -58,7 +71,15 @@ func (s ItemSpec) Hash() string {
 	h := sha256.New()
 	h.Write([]byte(s.Type))
 	h.Write([]byte{0})
-	h.Write(canonical(s.Config))
+	if s.AtRest != nil {
+		h.Write(canonical(s.AtRest))
+	} else {
+		h.Write(canonical(s.Config))
+	}
+	if s.AtRestKey != "" {
+		h.Write([]byte{3})
+		h.Write([]byte(s.AtRestKey))
+	}
 	if t := s.Target; t != nil {
 		h.Write([]byte{0})
 		h.Write([]byte(t.Type))
@@ -142,6 +163,10 @@ type ItemStatus struct {
 	// Spec is the spec the item was last given; deleting an item that has
 	// left the desired state needs it (type, config, order).
 	Spec ItemSpec `json:"spec"`
+	// ExportWithheld says that the stored Export is masked (a caller that
+	// keeps no secret at rest kept it so): it is not the item's export,
+	// and whoever needs that must run the item again.
+	ExportWithheld bool `json:"exportWithheld,omitempty"`
 	// Adopt is set on an item imported from a Landscaper cluster until it
 	// has once run successfully: its deployer takes over what Landscaper's
 	// deployer installed instead of installing anew (deployer.Request.Adopt).

@@ -18,6 +18,8 @@ type scope struct {
 	targets     map[string]*deployer.Target
 	targetLists map[string][]*deployer.Target
 	targetMaps  map[string]map[string]*deployer.Target
+	// sealed marks the data objects with sealed values (Imports.Sealed).
+	sealed map[string]string
 }
 
 // newScope is the context of a node with imports imp and the data imports
@@ -30,6 +32,7 @@ func newScope(imp Imports, defaults map[string]any) *scope {
 		targets:     maps.Clone(orEmpty(imp.Targets)),
 		targetLists: imp.TargetLists,
 		targetMaps:  imp.TargetMaps,
+		sealed:      maps.Clone(orEmpty(imp.Sealed)),
 	}
 }
 
@@ -45,6 +48,11 @@ func (sc *scope) add(sub Sub, ex Exports) {
 	for name, ref := range sub.DataExports {
 		if v, ok := ex.Data[name]; ok {
 			sc.data[ref] = v
+			if standin, sealed := ex.Sealed[name]; sealed {
+				sc.sealed[ref] = standin
+			} else {
+				delete(sc.sealed, ref)
+			}
 		}
 	}
 	for name, ref := range sub.TargetExports {
@@ -95,6 +103,12 @@ func (sc *scope) importsOf(sub Sub) (Imports, error) {
 	for name, ref := range sub.DataImports {
 		if v, ok := sc.data[ref]; ok {
 			imp.Data[name] = v
+			if standin, sealed := sc.sealed[ref]; sealed {
+				if imp.Sealed == nil {
+					imp.Sealed = map[string]string{}
+				}
+				imp.Sealed[name] = standin
+			}
 		}
 	}
 	for name, ref := range sub.TargetImports {
@@ -148,8 +162,26 @@ func (sc *scope) importsOf(sub Sub) (Imports, error) {
 			return imp, fmt.Errorf("importDataMappings of sub-installation %q: %w", sub.Name, err)
 		}
 		maps.Copy(imp.Data, mapped)
+		// A mapping may read any import: with a sealed one among them,
+		// every mapped value counts as derived from it.
+		if standin := joinedStandins(imp.Sealed); standin != "" {
+			for name := range mapped {
+				imp.Sealed[name] = standin
+			}
+		} else {
+			for name := range mapped {
+				delete(imp.Sealed, name)
+			}
+		}
 	}
 	return imp, nil
+}
+
+// joinedStandins is the stand-in of a value derived from every sealed
+// value of m: their distinct stand-ins, sorted; "" when m has none.
+func joinedStandins(m map[string]string) string {
+	vs := slices.Sorted(maps.Values(m))
+	return strings.Join(slices.Compact(vs), "\x00")
 }
 
 // siblingOrder orders sub-installations by data flow, as Landscaper does:

@@ -223,6 +223,7 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	// sub-installations exported.
 	maps.Copy(values.DataObjects, sc.data)
 	maps.Copy(values.Targets, sc.targets)
+	values.Sealed = sc.sealed
 	ex, err := bp.Exports(ctx, Input{Path: path, Imports: imp, State: rendered.State}, values)
 	if err != nil {
 		return n.fail(core.PhaseFailed, renderError(err))

@@ -295,3 +295,39 @@ func TestPlanHoldsRenderedImportsAndItems(t *testing.T) {
 		t.Fatalf("rendered %v: d imports from siblings that have not run", slices.Sorted(maps.Keys(known)))
 	}
 }
+
+// A sealed import counts in the hash by its stand-in, never by its value:
+// a stored hash says nothing of the secret, and a new stand-in (a new
+// version of the secret) is a new hash.
+func TestSealedImportsHashByTheirStandin(t *testing.T) {
+	imp := func(pw, standin string) Imports {
+		return Imports{Data: map[string]any{"user": "admin", "password": pw}, Sealed: map[string]string{"password": standin}}
+	}
+	if imp("one", "v1").Hash() != imp("two", "v1").Hash() {
+		t.Error("the sealed value counts in the hash")
+	}
+	if imp("one", "v1").Hash() == imp("one", "v2").Hash() {
+		t.Error("a new stand-in does not change the hash")
+	}
+	plain := Imports{Data: map[string]any{"user": "admin", "password": "one"}}
+	if plain.Hash() == imp("one", "v1").Hash() {
+		t.Error("sealing changes nothing in the hash")
+	}
+	// A sub-installation importing the sealed data object imports it sealed.
+	sc := newScope(imp("one", "v1"))
+	sub, err := sc.importsOf(Sub{Name: "s", DataImports: map[string]string{"secret": "password", "name": "user"}})
+	if err != nil || sub.Sealed["secret"] != "v1" || len(sub.Sealed) != 1 {
+		t.Errorf("sub imports: %+v, %v", sub.Sealed, err)
+	}
+	// Mapped imports read every import: derived from the sealed one.
+	mapped, err := sc.importsOf(Sub{Name: "m", DataImports: map[string]string{"secret": "password"},
+		MapImports: func(Imports) (map[string]any, error) { return map[string]any{"joined": "x"}, nil }})
+	if err != nil || mapped.Sealed["joined"] != "v1" {
+		t.Errorf("mapped imports: %+v, %v", mapped.Sealed, err)
+	}
+	// A sibling's sealed export is sealed for whoever imports it.
+	sc.add(Sub{DataExports: map[string]string{"out": "flow"}}, Exports{Data: map[string]any{"out": "x"}, Sealed: map[string]string{"out": "v1"}})
+	if next, _ := sc.importsOf(Sub{DataImports: map[string]string{"in": "flow"}}); next.Sealed["in"] != "v1" {
+		t.Errorf("imports of a sealed export: %+v", next.Sealed)
+	}
+}

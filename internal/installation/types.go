@@ -29,11 +29,28 @@ type Imports struct {
 	Targets     map[string]*deployer.Target            `json:"targets,omitempty"`
 	TargetLists map[string][]*deployer.Target          `json:"targetLists,omitempty"`
 	TargetMaps  map[string]map[string]*deployer.Target `json:"targetMaps,omitempty"`
+	// Sealed names the data imports whose values are secrets kept nowhere
+	// (or were derived from such secrets), each with what stands for its
+	// value wherever the tree keeps something of its imports: a hash of
+	// the imports covers the stand-in, not the value, so a stored hash
+	// says nothing about the secret. The stand-in changes when the user
+	// says the secret did (a version). Sub-installations inherit the mark
+	// for what they import of sealed values (Exports.Sealed).
+	Sealed map[string]string `json:"-"`
 }
 
 // Hash identifies the imports. JSON encoding sorts map keys, so equal
-// imports hash equally.
+// imports hash equally. A sealed value counts by its stand-in.
 func (i Imports) Hash() string {
+	if len(i.Sealed) > 0 {
+		data := maps.Clone(i.Data)
+		for n, standin := range i.Sealed {
+			if _, ok := data[n]; ok {
+				data[n] = map[string]string{"sealed": standin}
+			}
+		}
+		i.Data = data
+	}
 	b, _ := json.Marshal(i)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
@@ -131,12 +148,19 @@ type ExportValues struct {
 	// exported.
 	DataObjects map[string]any
 	Targets     map[string]*deployer.Target
+	// Sealed marks the data objects whose values are sealed (see
+	// Imports.Sealed), with their stand-ins.
+	Sealed map[string]string
 }
 
 // Exports are a node's exports by export name.
 type Exports struct {
 	Data    map[string]any              `json:"data,omitempty"`
 	Targets map[string]*deployer.Target `json:"targets,omitempty"`
+	// Sealed names the data exports derived from sealed values (see
+	// Imports.Sealed), with their stand-ins: who imports them imports
+	// sealed values. Set by a Blueprint that tells; names only.
+	Sealed map[string]string `json:"sealed,omitempty"`
 }
 
 // Status is what is known about one installation of the tree. Only the

@@ -113,6 +113,11 @@ func (t *Tree) AddTree(st *installation.Status) {
 }
 
 // Text masks every secret, and every text derived from one that was
+
+// AddText records a text known to be secret, or derived from one, as it
+// is (a sealed secret's derived texts, say).
+func (t *Tree) AddText(x string) { t.lit.AddText(x) }
+
 // found so far, in text.
 func (t *Tree) Text(text string) string { return t.lit.Text(text) }
 

@@ -361,7 +361,10 @@ func (x *installations) exportValues(st *installation.Status) (data, sensitive, 
 		if err != nil {
 			return dynamicNull, dynamicNull, tftypes.NewValue(tt, nil), fmt.Errorf("export %q: %w", n, err)
 		}
-		if slices.Contains(st.SensitiveExports, n) {
+		if _, withheld := st.Exports.Sealed[n]; withheld {
+			// A secret kept nowhere influenced it: kept nowhere either.
+			v = dynamicNull
+		} else if slices.Contains(st.SensitiveExports, n) {
 			sAttrs[n], sTyps[n] = v, v.Type()
 			v = dynamicNull
 		}

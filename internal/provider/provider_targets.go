@@ -359,6 +359,9 @@ func (a *allowedDeployers) check(typ string) error {
 type deletion struct {
 	key, typ string
 	at       *tftypes.AttributePath
+	// withheld is set when the item's stored config has values masked
+	// (engine.ItemSpec.Withheld).
+	withheld bool
 }
 
 // refusedDeletes reports every item of dels whose type allowed_deployers

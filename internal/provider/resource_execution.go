@@ -253,7 +253,7 @@ func executionDeletions(st engine.Status, names []string, prefix string) []delet
 	var out []deletion
 	for _, n := range names {
 		if is := st.Items[n]; is != nil {
-			out = append(out, deletion{key: prefix + n, typ: is.Spec.Type, at: itemPath(prefix + n)})
+			out = append(out, deletion{key: prefix + n, typ: is.Spec.Type, at: itemPath(prefix + n), withheld: is.Spec.Withheld})
 		}
 	}
 	return out

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/atrest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
@@ -38,8 +39,10 @@ const installationType = "landscaper_installation"
 // sensitive_exports; version 5 made target_lists, target_maps and
 // target_exports not sensitive as a whole (only target_exports' config
 // is) and added target_exports[*].name, which state of version 4 reads as
+// null; version 6 sensitive_imports_wo (write-only, always null in
+// state) and sensitive_imports_wo_version, which earlier state reads as
 // null.
-const installationSchemaVersion = 5
+const installationSchemaVersion = 6
 
 const attrSensitiveExports = "sensitive_exports"
 
@@ -135,6 +138,26 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"`sensitive_exports`).",
 				Optional:  true,
 				Sensitive: true,
+			},
+			attrSensitiveImportsWO: schema.DynamicAttribute{
+				MarkdownDescription: "Data imports whose values are secret, as in `sensitive_imports`, but write-only " +
+					"(Terraform 1.11 or later, OpenTofu 1.11 or later): accepts ephemeral values, and Terraform keeps " +
+					"them nowhere, neither in plans nor in the state. With it, the state and private state hold no " +
+					"value these secrets influenced: rendered deploy items are kept with those values masked, and " +
+					"`sensitive_exports` stays null. Terraform cannot tell when a write-only value changed, so a " +
+					"change alone plans nothing: change `" + attrWOVersion + "` with it, and the deploy items the " +
+					"secrets influenced run again. Conflicts with `sensitive_imports` and with inline target configs " +
+					"(use the provider's `targets`) and `rollout`. A deploy item whose deployer needs the secret to " +
+					"delete it (`exec`) cannot be deleted: see the security guide.",
+				Optional:  true,
+				Sensitive: true,
+				WriteOnly: true,
+			},
+			attrWOVersion: schema.Int64Attribute{
+				MarkdownDescription: "Says when the values of `" + attrSensitiveImportsWO + "` changed: change it " +
+					"(any other number) whenever they do. Then every deploy item they influenced runs again, and " +
+					"nothing else does. Without a change to it, a new write-only value plans nothing.",
+				Optional: true,
 			},
 			attrTargets: installationTargetsAttribute(),
 			"target_lists": schema.MapAttribute{
@@ -277,6 +300,7 @@ func (x *installations) validate(_ context.Context, config tftypes.Value) proble
 	_, _, rps := strategyOf(f[attrRollout])
 	ps = append(ps, rps...)
 	ps = append(ps, validateInstallationInputs(f, x.deployers)...)
+	ps = append(ps, validateAtRest(f)...)
 	return append(ps, inlineTargetsWarning(f)...)
 }
 
@@ -367,7 +391,7 @@ func validateInstallationInputs(f map[string]tftypes.Value, deployers *deployer.
 		}
 	}
 	ps = append(ps, validateComponent(f["component"], f["verification"])...)
-	for _, a := range []string{"imports", attrSensitiveImports} {
+	for _, a := range []string{"imports", attrSensitiveImports, attrSensitiveImportsWO} {
 		if imp := f[a]; imp.IsKnown() && !imp.IsNull() {
 			if _, ok := imp.Type().(tftypes.Object); !ok {
 				if _, ok := imp.Type().(tftypes.Map); !ok {
@@ -425,15 +449,21 @@ func importsOf(f map[string]tftypes.Value, pt *providerTargets) (installation.Im
 	var imp installation.Imports
 	data, known := valueToAny(f["imports"])
 	secret, secretKnown := valueToAny(f[attrSensitiveImports])
-	if !known || !secretKnown || !f[attrTargets].IsFullyKnown() || !f["target_lists"].IsFullyKnown() || !f["target_maps"].IsFullyKnown() {
+	wo, woKnown := valueToAny(f[attrSensitiveImportsWO])
+	if !known || !secretKnown || !woKnown || !f[attrTargets].IsFullyKnown() || !f["target_lists"].IsFullyKnown() || !f["target_maps"].IsFullyKnown() {
 		return imp, false, nil
 	}
 	imp.Data, _ = data.(map[string]any)
-	if sm, _ := secret.(map[string]any); len(sm) > 0 {
-		merged := make(map[string]any, len(imp.Data)+len(sm))
-		maps.Copy(merged, imp.Data)
-		maps.Copy(merged, sm)
-		imp.Data = merged
+	for _, m := range []any{secret, wo} {
+		if sm, _ := m.(map[string]any); len(sm) > 0 {
+			merged := make(map[string]any, len(imp.Data)+len(sm))
+			maps.Copy(merged, imp.Data)
+			maps.Copy(merged, sm)
+			imp.Data = merged
+		}
+	}
+	if wm, _ := wo.(map[string]any); len(wm) > 0 {
+		imp = atrest.Sealed(imp, slices.Collect(maps.Keys(wm)), woVersion(f))
 	}
 	var ps problems
 	imp.Targets, known, ps = targetsOf(f[attrTargets], pt, attrPath(attrTargets))
@@ -588,7 +618,9 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		if err != nil {
 			return proposed, nil, nil
 		}
-		ps := x.allowed().refusedDeletes(treeDeletions(saved.Status, ""), "is deleted when the resource is destroyed")
+		dels, why := treeDeletions(saved.Status, ""), "is deleted when the resource is destroyed"
+		ps := x.allowed().refusedDeletes(dels, why)
+		ps = append(ps, refusedWithheld(x.deployers, dels, why)...)
 		return proposed, nil, append(ps, x.targets().missingForDestroy(treeTargets(saved.Status), "destroying")...)
 	}
 	f := fields(proposed)
@@ -657,7 +689,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		}
 		return tftypes.NewValue(x.t, f), nil, warnings
 	}
-	p, err := installation.PlanTree(ctx, bp, imp, saved.Status, triggerOf(f), strategy)
+	p, _, err := x.planTree(ctx, sealOf(f), bp, imp, saved.Status, triggerOf(f), strategy)
 	if err != nil {
 		in := masking.ShadowInput{Blueprint: bp, Imports: imp, Sensitive: sensitiveImports(f), Status: saved.Status}
 		return unknownAll(), replace, append(warnings, renderProblems(ctx, sec, in, err)...)
@@ -670,7 +702,7 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 	if replaceNeeded(replace) {
 		dels, why = treeDeletions(saved.Status, ""), "is deleted with the object this plan replaces"
 	}
-	if refused := x.allowed().refusedDeletes(dels, why); refused.errors() {
+	if refused := append(x.allowed().refusedDeletes(dels, why), refusedWithheld(x.deployers, dels, why)...); refused.errors() {
 		return unknownAll(), replace, append(warnings, refused...)
 	}
 	if missing := x.targets().missingForDestroy(orphanTargets(p, saved.Status), "deleting"); missing.errors() {
@@ -815,10 +847,25 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 		return r.failed(rps)
 	}
 	trigger := str(f[attrReconcileTrigger])
+	// The tree as the plan rendered it, rendered again where needed (once).
+	seal, prev := sealOf(f), r.saved.Status
+	var planned *installation.Plan
+	var planErr error
+	plan := func() (*installation.Plan, error) {
+		if planned == nil && planErr == nil {
+			planned, prev, planErr = x.planTree(ctx, seal, bp, imp, r.saved.Status, trigger, strategy)
+		}
+		return planned, planErr
+	}
+	if atrest.Forced(r.saved.Status) {
+		// Decides, as the plan did, whether what the stored status did
+		// not keep runs again.
+		_, _ = plan()
+	}
 	if !f[attrRolloutPlan].IsKnown() {
 		// The plan could not render the whole tree; what it renders now.
 		f[attrRolloutPlan] = tftypes.NewValue(x.t.AttributeTypes[attrRolloutPlan], nil)
-		if p, err := installation.PlanTree(ctx, bp, imp, r.saved.Status, trigger, strategy); err == nil {
+		if p, err := plan(); err == nil {
 			f[attrRolloutPlan] = x.plannedRollouts(p, true, true)
 		}
 	}
@@ -826,7 +873,7 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 		// The plan refused such trees; checked again before anything runs,
 		// as the plan may not have rendered every node. Nodes rendered
 		// only now are refused by the engine, before their items run.
-		if p, err := installation.PlanTree(ctx, bp, imp, r.saved.Status, trigger, strategy); err == nil {
+		if p, err := plan(); err == nil {
 			if refused := treeRefused(p, a); refused.errors() {
 				return r.failed(refused)
 			}
@@ -842,8 +889,8 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	// outcome in deploy_items: where what a node renders now aligns with
 	// it, the log learns from it what a secret became, before the node's
 	// items run, and the state shows it; only the exports need a shadow.
-	planned := shownItems(f[attrDeployItems])
-	aligned := secret && f[attrDeployItems].IsFullyKnown() && planned != nil
+	shown := shownItems(f[attrDeployItems])
+	aligned := secret && f[attrDeployItems].IsFullyKnown() && shown != nil
 	var current map[string]engine.ItemSpec
 	switch {
 	case aligned:
@@ -861,14 +908,14 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 			mu.Lock()
 			defer mu.Unlock()
 			maps.Copy(current, specs)
-			early.Align(planned, specs, targetLabel)
+			early.Align(shown, specs, targetLabel)
 			logs.addSecretList(early.List())
 		}
 	case secret:
 		// What the items will be given, rendered as far as it can be
 		// before the run, so the log masks what a secret became.
 		before := secretsOf(f, imp)
-		if p, err := installation.PlanTree(ctx, bp, imp, r.saved.Status, trigger, strategy); err == nil {
+		if p, err := plan(); err == nil {
 			current = renderedSpecs(p)
 			before.Current(current)
 			before.Prior(shownItems(fields(r.prior)[attrDeployItems]), r.saved.Status)
@@ -876,7 +923,11 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 		}
 		logs.addSecretList(before.List())
 	}
-	st := runner.Apply(ctx, bp, imp, r.saved.Status)
+	if seal != nil {
+		// What the sealed secrets became, as far as the seal found it.
+		logs.addSecretList(seal.Derived())
+	}
+	st := runner.Apply(ctx, sealed(seal, bp), imp, prev)
 	sec := secretsOf(f, imp)
 	sec.AddTree(st)
 	if current != nil {
@@ -884,7 +935,7 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	}
 	sec.Prior(shownItems(fields(r.prior)[attrDeployItems]), r.saved.Status)
 	in := masking.ShadowInput{Blueprint: bp, Imports: imp, Sensitive: sensitive, Status: st, Exports: true}
-	if aligned && st.Succeeded() && sec.Align(planned, st.ItemSpecs(), targetLabel) {
+	if aligned && st.Succeeded() && sec.Align(shown, st.ItemSpecs(), targetLabel) {
 		in.SkipItems = true
 		sec.Shadow(ctx, in, nil)
 	} else {
@@ -901,7 +952,7 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	promisedExports := f["exports"]
 	var state tftypes.Value
 	var priv []byte
-	state, priv, ps = x.stateOf(f, st, sec, ps.masked(sec.Text))
+	state, priv, ps = x.stateOf(f, st, sec, seal, ps.masked(sec.Text))
 	if r.saved.Status != nil && r.saved.Status.JobID == "" && !ps.errors() {
 		ps = append(ps, importedExportsDiffer(promisedExports, fields(state)["exports"])...)
 	}
@@ -922,16 +973,19 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	return state, priv, ps
 }
 
-// stateOf writes a tree status into the resource value and private state.
-func (x *installations) stateOf(f map[string]tftypes.Value, st *installation.Status, sec *masking.Tree, ps problems) (tftypes.Value, []byte, problems) {
+// stateOf writes a tree status into the resource value and private state;
+// a tree without secrets at rest (seal, or a status kept so before) keeps
+// what its Seal keeps.
+func (x *installations) stateOf(f map[string]tftypes.Value, st *installation.Status, sec *masking.Tree, seal *atrest.Seal, ps problems) (tftypes.Value, []byte, problems) {
 	f["status"] = x.statusValue(st, sec)
 	f[attrDeployItems] = statusItems(x.t.AttributeTypes[attrDeployItems], st, sec)
 	f[attrClusterChanges] = keepClusterChanges(x.t.AttributeTypes[attrClusterChanges], f[attrClusterChanges])
+	kept := x.sealStatus(st, seal, sec)
 	var err error
-	if f["exports"], f[attrSensitiveExports], f["target_exports"], err = x.exportValues(st); err != nil {
+	if f["exports"], f[attrSensitiveExports], f["target_exports"], err = x.exportValues(kept); err != nil {
 		ps.add(attrPath("exports"), "Export cannot be represented", err.Error())
 	}
-	priv, err := encodeInstallationPrivate(st)
+	priv, err := encodeInstallationPrivate(kept)
 	if err != nil {
 		ps.add(nil, "Cannot store the installation's status", err.Error())
 	}
@@ -959,7 +1013,7 @@ func (x *installations) destroy(r *jobRun[storedInstallation]) (tftypes.Value, [
 	sec.Derive(st.ItemSpecs())
 	logs.addSecretList(sec.List())
 	redactTree(logs, st)
-	return x.stateOf(f, st, sec, treeProblems(st, sec).masked(sec.Text))
+	return x.stateOf(f, st, sec, nil, treeProblems(st, sec).masked(sec.Text))
 }
 
 // read asks the deployers of every succeeded item in the tree for drift.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -19,20 +20,32 @@ import (
 const mask = masking.Mask
 
 // secretsOf starts the masking of a tree with the values a plan must not
-// show: every target's config and the sensitive imports.
+// show: every target's config and the sensitive imports, write-only or
+// not.
 func secretsOf(f map[string]tftypes.Value, imp installation.Imports) *masking.Tree {
 	sec := masking.NewTree()
 	sec.AddImports(imp)
-	if v, known := valueToAny(f[attrSensitiveImports]); known && v != nil {
-		sec.AddValue(v)
+	for _, a := range []string{attrSensitiveImports, attrSensitiveImportsWO} {
+		if v, known := valueToAny(f[a]); known && v != nil {
+			sec.AddValue(v)
+		}
 	}
 	return sec
 }
 
-// sensitiveImports are the values of sensitive_imports by name.
+// sensitiveImports are the values of sensitive_imports and
+// sensitive_imports_wo by name.
 func sensitiveImports(f map[string]tftypes.Value) map[string]any {
 	v, _ := valueToAny(f[attrSensitiveImports])
 	m, _ := v.(map[string]any)
+	if wo, _ := valueToAny(f[attrSensitiveImportsWO]); wo != nil {
+		wm, _ := wo.(map[string]any)
+		m = maps.Clone(m)
+		if m == nil {
+			m = map[string]any{}
+		}
+		maps.Copy(m, wm)
+	}
 	return m
 }
 

@@ -44,6 +44,71 @@ type protocolResource interface {
 	refreshes(private []byte) bool
 }
 
+// writeOnlyResource is a protocolResource with write-only attributes
+// (Terraform 1.11, OpenTofu 1.11): Terraform passes their values in the
+// configuration at validate, plan and apply, and keeps them nowhere. The
+// server hands them to plan and apply inside the proposed and planned
+// values, where the resource reads its attributes, and returns them null
+// in planned and new state, as the protocol demands.
+type writeOnlyResource interface {
+	writeOnly() []string
+}
+
+// writeOnlyConfig decodes the configuration of a request for the
+// write-only attributes of r; a null value when r has none.
+func writeOnlyConfig(r protocolResource, config *tfprotov6.DynamicValue) (tftypes.Value, []*tfprotov6.Diagnostic) {
+	if _, ok := r.(writeOnlyResource); !ok {
+		return tftypes.NewValue(r.objectType(), nil), nil
+	}
+	return decode(r, config)
+}
+
+// withWriteOnly returns v with the write-only attributes of r taken from
+// config, or v when r has none or either is null.
+func withWriteOnly(r protocolResource, v, config tftypes.Value) tftypes.Value {
+	wo, ok := r.(writeOnlyResource)
+	if !ok || v.IsNull() || config.IsNull() {
+		return v
+	}
+	f, cf := fields(v), fields(config)
+	for _, a := range wo.writeOnly() {
+		f[a] = cf[a]
+	}
+	return tftypes.NewValue(v.Type(), f)
+}
+
+// withoutWriteOnly returns v with the write-only attributes of r null.
+func withoutWriteOnly(r protocolResource, v tftypes.Value) tftypes.Value {
+	wo, ok := r.(writeOnlyResource)
+	if !ok || v.IsNull() {
+		return v
+	}
+	f := fields(v)
+	t := r.objectType().AttributeTypes
+	for _, a := range wo.writeOnly() {
+		f[a] = tftypes.NewValue(t[a], nil)
+	}
+	return tftypes.NewValue(v.Type(), f)
+}
+
+// writeOnlyUnsupported reports the write-only attributes a configuration
+// sets when the client cannot handle them (Terraform before 1.11).
+func writeOnlyUnsupported(r protocolResource, config tftypes.Value, caps *tfprotov6.ValidateResourceConfigClientCapabilities) problems {
+	var ps problems
+	wo, ok := r.(writeOnlyResource)
+	if !ok || caps != nil && caps.WriteOnlyAttributesAllowed {
+		return ps
+	}
+	f := fields(config)
+	for _, a := range wo.writeOnly() {
+		if v := f[a]; !v.IsKnown() || !v.IsNull() {
+			ps.add(attrPath(a), "Write-only attribute not supported", a+" is write-only: it needs Terraform 1.11 "+
+				"or later, or OpenTofu 1.11 or later, which keep its value nowhere.")
+		}
+	}
+	return ps
+}
+
 // stateUpgrader is implemented by resources whose older state needs more
 // than dropping and adding attributes: it rewrites stored state JSON of
 // schema version from before it is decoded.
@@ -140,7 +205,7 @@ func (s *server) ValidateResourceConfig(ctx context.Context, req *tfprotov6.Vali
 	}
 	cfg, diags := decode(r, req.Config)
 	if diags == nil {
-		diags = r.validate(ctx, cfg).protocol()
+		diags = append(writeOnlyUnsupported(r, cfg, req.ClientCapabilities), r.validate(ctx, cfg)...).protocol()
 	}
 	return &tfprotov6.ValidateResourceConfigResponse{Diagnostics: diags}, nil
 }
@@ -271,11 +336,12 @@ func (s *server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanReso
 	}
 	prior, d1 := decode(r, req.PriorState)
 	proposed, d2 := decode(r, req.ProposedNewState)
-	if diags := append(d1, d2...); diags != nil {
+	config, d3 := writeOnlyConfig(r, req.Config)
+	if diags := append(append(d1, d2...), d3...); diags != nil {
 		return &tfprotov6.PlanResourceChangeResponse{Diagnostics: diags}, nil
 	}
-	planned, replace, ps := r.plan(ctx, prior, proposed, req.PriorPrivate)
-	dv, diags := encode(r, planned)
+	planned, replace, ps := r.plan(ctx, prior, withWriteOnly(r, proposed, config), req.PriorPrivate)
+	dv, diags := encode(r, withoutWriteOnly(r, planned))
 	// A replacement is planned as a create, which Terraform hands the
 	// replaced object's identity: the new object has its own.
 	have := req.PriorIdentity
@@ -300,11 +366,12 @@ func (s *server) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyRe
 	}
 	prior, d1 := decode(r, req.PriorState)
 	planned, d2 := decode(r, req.PlannedState)
-	if diags := append(d1, d2...); diags != nil {
+	config, d3 := writeOnlyConfig(r, req.Config)
+	if diags := append(append(d1, d2...), d3...); diags != nil {
 		return &tfprotov6.ApplyResourceChangeResponse{NewState: req.PriorState, Diagnostics: diags}, nil
 	}
-	state, priv, ps := r.apply(ctx, prior, planned, req.PlannedPrivate)
-	dv, diags := encode(r, state)
+	state, priv, ps := r.apply(ctx, prior, withWriteOnly(r, planned, config), req.PlannedPrivate)
+	dv, diags := encode(r, withoutWriteOnly(r, state))
 	have := req.PlannedIdentity
 	if prior.IsNull() {
 		have = nil // a new object, whose name the plan may not have known

@@ -110,6 +110,8 @@ const (
 	attrDeployItems        = "deploy_items"
 	attrTargets            = "targets"
 	attrSensitiveImports   = "sensitive_imports"
+	attrSensitiveImportsWO = "sensitive_imports_wo"
+	attrWOVersion          = "sensitive_imports_wo_version"
 	attrUpdateOnChangeOnly = "update_on_change_only"
 	attrSensitiveExport    = "sensitive_export"
 	attrReconcileTrigger   = "reconcile_trigger"

@@ -602,6 +602,23 @@ func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.R
 	return res, nil
 }
 
+// Seal keeps what Delete needs of an item's state: the release's name and
+// namespace, or the objects of helmDeployment: false. The digest of the
+// config, the fingerprints and the exports of values go: the next run
+// installs or upgrades again.
+func (d *Deployer) Seal(raw []byte) []byte {
+	st := loadState(raw)
+	st.Hash, st.Fingerprints, st.ValueExports = "", nil, nil
+	if st.Kube != nil {
+		k, err := kube.DecodeState(kube.SealState(st.Kube.Encode()))
+		if err != nil {
+			k = kube.State{Managed: st.Kube.Managed}
+		}
+		st.Kube = &k
+	}
+	return st.bytes()
+}
+
 // Drift tells whether what the last run left is still there. For a helm
 // release: gone, at another revision, or not deployed is drift. For
 // applied objects: deleted objects, or changed fields the chart sets; when

@@ -106,6 +106,20 @@ func (s State) Encode() []byte {
 	return b
 }
 
+// SealState is a stored state without what was derived from the values
+// the item applied: the fingerprints (digests of the fields each object
+// got) and a pending run (which holds a digest of the spec). What Delete
+// needs, the managed objects, stays; a pending run's orphans are among
+// them. The next Reconcile applies again and fingerprints anew.
+func SealState(b []byte) []byte {
+	st, err := DecodeState(b)
+	if err != nil {
+		return nil
+	}
+	st.Fingerprints, st.Pending = nil, nil
+	return st.Encode()
+}
+
 // Outcome is what a Reconcile or Delete call did.
 type Outcome struct {
 	State State

@@ -247,6 +247,11 @@ func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.R
 	return result(req, out, err)
 }
 
+// Seal keeps what Delete needs of an item's state (see kube.SealState):
+// Delete removes the managed objects the state names, whatever the
+// manifests' values were.
+func (d *Deployer) Seal(state []byte) []byte { return kube.SealState(state) }
+
 // Drift reports managed objects that were deleted, or whose applied fields
 // were changed, since the last successful run. See internal/deployer/kube
 // for how changes are detected.

@@ -197,6 +197,10 @@ func (d *Deployer) Delete(ctx context.Context, req deployer.Request) (deployer.R
 	return deployer.Result{}, nil
 }
 
+// Seal keeps nothing: the mock deployer has no state, and its Delete
+// reads only duration and deletePhase.
+func (d *Deployer) Seal([]byte) []byte { return nil }
+
 // countAttempt records one more completed Reconcile attempt of the request's
 // item in its job and returns the attempt's number, starting at 1.
 func (d *Deployer) countAttempt(req deployer.Request) int {

@@ -1,0 +1,386 @@
+// Package atrest keeps an installation tree at rest without the secrets it
+// was given write-only: values that are in the configuration at plan and
+// apply time and kept nowhere else. Wherever the tree is stored (Terraform
+// state and private state), nothing a sealed value influenced is kept:
+//
+//   - A node is rendered a second time with every sealed import replaced
+//     by a stand-in (Blueprint); each deploy item's config, with every leaf
+//     that differs masked and the data of Kubernetes Secrets masked, is
+//     what is kept of it (engine.ItemSpec.AtRest). The item's hash covers
+//     that masked config, what the node was rendered from without the
+//     secrets (its import hash, in which sealed values count by their
+//     stand-in, installation.Imports.Sealed) and, through those stand-ins,
+//     the version the user bumps when a secret changed. No digest of a
+//     secret is kept, keyed or not: there is no key that could be kept
+//     nowhere and yet be there at every plan, refresh and destroy.
+//   - A node's exports are computed a second time from stand-ins; those
+//     that differ are sealed too, for whoever imports them.
+//   - Status returns what may be stored of a tree: masked configs and
+//     exports, deployer states without digests (deployer.Sealer).
+//   - Force says what must run again before a job may use what was not
+//     kept: items whose exports were masked, and nodes whose exports were.
+//
+// It knows nothing of Terraform: the caller says which imports are sealed,
+// and what stands for them.
+package atrest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
+)
+
+// Seal keeps one tree at rest. Its zero value is not usable; see New.
+type Seal struct {
+	standin string
+	// secretExport says whether an item's export may hold a secret on
+	// its own account (it reads a Kubernetes Secret).
+	secretExport func(engine.ItemSpec) bool
+	standins     *masking.Standins
+
+	mu sync.Mutex
+	// derived are the texts of derived leaves found so far, for masking
+	// them in logs and messages.
+	derived []string
+	// secretExports are, by "<path>/<item>", the items whose exports may
+	// hold a secret, as the last rendering of their node found them.
+	secretExports map[string]bool
+}
+
+// New returns a Seal for a tree whose sealed imports were marked by
+// Sealed with version. secretExport tells items whose exports may hold a
+// secret on their own account.
+func New(version string, secretExport func(engine.ItemSpec) bool) *Seal {
+	return &Seal{standin: standin(version), secretExport: secretExport, standins: &masking.Standins{},
+		secretExports: map[string]bool{}}
+}
+
+// standin is what stands for sealed values in hashes: it changes when the
+// user says the secrets did.
+func standin(version string) string { return "sealed:" + version }
+
+// Sealed marks the named data imports of a root's imports as sealed,
+// standing for them by version (which the user changes when the secrets
+// change).
+func Sealed(imp installation.Imports, names []string, version string) installation.Imports {
+	if len(names) == 0 {
+		return imp
+	}
+	imp.Sealed = maps.Clone(imp.Sealed)
+	if imp.Sealed == nil {
+		imp.Sealed = map[string]string{}
+	}
+	for _, n := range names {
+		imp.Sealed[n] = standin(version)
+	}
+	return imp
+}
+
+// Derived are the texts of leaves a sealed value influenced, as found by
+// the renderings so far.
+func (s *Seal) Derived() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.derived)
+}
+
+// Blueprint returns bp, and the blueprints of its sub-installations,
+// rendering as described in the package documentation.
+func (s *Seal) Blueprint(bp installation.Blueprint) installation.Blueprint {
+	if b, ok := bp.(*sealed); ok && b.s == s {
+		return bp
+	}
+	return &sealed{inner: bp, s: s}
+}
+
+type sealed struct {
+	inner installation.Blueprint
+	s     *Seal
+}
+
+func (b *sealed) Digest() string { return b.inner.Digest() }
+
+// standinData replaces the values of data that sealed names by stand-ins.
+func (s *Seal) standinData(data map[string]any, sealedNames map[string]string) map[string]any {
+	out := maps.Clone(data)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for n := range sealedNames {
+		if v, ok := out[n]; ok {
+			out[n] = s.standins.Of(v)
+		}
+	}
+	return out
+}
+
+func (b *sealed) Render(ctx context.Context, in installation.Input) (*installation.Rendered, error) {
+	r, err := b.inner.Render(ctx, in)
+	if err != nil {
+		return r, err
+	}
+	var shadow *installation.Rendered
+	if len(in.Imports.Sealed) > 0 {
+		sin := in
+		sin.Imports.Data = b.s.standinData(in.Imports.Data, in.Imports.Sealed)
+		if shadow, err = b.inner.Render(ctx, sin); err != nil {
+			shadow = nil // nothing to compare with: every leaf counts as derived
+		}
+		if err := sameState(r.State, shadow); err != nil {
+			return nil, err
+		}
+	}
+	// A copy: the inner blueprint may keep what it rendered for later calls.
+	out := *r
+	out.Items = make(map[string]engine.ItemSpec, len(r.Items))
+	key := installation.InputHash(b.inner, in.Imports)
+	for name, spec := range r.Items {
+		var sv any
+		found := shadow != nil
+		if found {
+			var si engine.ItemSpec
+			if si, found = shadow.Items[name]; found {
+				sv, found = masking.Decode(si.Config)
+			}
+		}
+		spec = b.s.item(spec, sv, found || len(in.Imports.Sealed) == 0, key)
+		b.s.mu.Lock()
+		b.s.secretExports[installation.Join(in.Path, name)] = spec.Withheld || b.s.secretExport != nil && b.s.secretExport(spec)
+		b.s.mu.Unlock()
+		out.Items[name] = spec
+	}
+	out.Subs = slices.Clone(r.Subs)
+	for i := range out.Subs {
+		out.Subs[i].Blueprint = b.s.Blueprint(out.Subs[i].Blueprint)
+	}
+	return &out, nil
+}
+
+// item sets what is kept of spec: its config with what a sealed value
+// influenced masked (compared with shadow, the same config rendered from
+// stand-ins, when comparable; without one, a node with sealed imports has
+// every leaf masked), and the data of Kubernetes Secrets masked.
+func (s *Seal) item(spec engine.ItemSpec, shadow any, comparable bool, key string) engine.ItemSpec {
+	v, ok := masking.Decode(spec.Config)
+	if !ok {
+		v = string(spec.Config)
+	}
+	var c masking.Comparison
+	switch {
+	case comparable && shadow == nil && !ok:
+		c = masking.Comparison{Masked: v}
+	case comparable && shadow == nil:
+		c = masking.Compare(v, []any{v}, same, []masking.Literal{same})
+	case comparable:
+		c = masking.Compare(v, []any{shadow}, same, []masking.Literal{same})
+	default:
+		c = masking.All(v)
+	}
+	masked, found, secretData := masking.SecretData(c.Masked)
+	s.mu.Lock()
+	s.derived = append(s.derived, c.Derived...)
+	s.derived = append(s.derived, found...)
+	s.mu.Unlock()
+	raw, err := json.Marshal(masked)
+	if err != nil {
+		raw = json.RawMessage(`"` + masking.Mask + `"`)
+	}
+	spec.AtRest = raw
+	spec.Withheld = c.Changed || secretData
+	if spec.Withheld {
+		// A masked value stands for what it was derived from: anything
+		// else the node was rendered from may have changed it.
+		spec.AtRestKey = key
+	}
+	return spec
+}
+
+// same leaves text as it is: a leaf a secret influenced is masked whole.
+func same(x string) string { return x }
+
+// sameState refuses template state that a sealed value influenced: it is
+// handed to the next rendering, so it would have to be kept as it is.
+func sameState(state map[string][]byte, shadow *installation.Rendered) error {
+	for _, k := range slices.Sorted(maps.Keys(state)) {
+		if shadow == nil || !bytes.Equal(state[k], shadow.State[k]) {
+			return fmt.Errorf("the template state %q holds a value derived from a write-only secret; "+
+				"it would have to be kept in private state, which holds no secret: keep it out of the state", k)
+		}
+	}
+	return nil
+}
+
+func (b *sealed) Exports(ctx context.Context, in installation.Input, values installation.ExportValues) (installation.Exports, error) {
+	ex, err := b.inner.Exports(ctx, in, values)
+	if err != nil {
+		return ex, err
+	}
+	ex.Sealed = nil
+	items := map[string]bool{}
+	b.s.mu.Lock()
+	for name := range values.DeployItems {
+		items[name] = b.s.secretExports[installation.Join(in.Path, name)]
+	}
+	b.s.mu.Unlock()
+	if len(in.Imports.Sealed) == 0 && len(values.Sealed) == 0 && !slices.Contains(slices.Collect(maps.Values(items)), true) {
+		return ex, nil
+	}
+	sin := in
+	sin.Imports.Data = b.s.standinData(in.Imports.Data, in.Imports.Sealed)
+	sv := values
+	sv.DataObjects = b.s.standinData(values.DataObjects, values.Sealed)
+	sv.DeployItems = maps.Clone(values.DeployItems)
+	b.s.mu.Lock()
+	for name, secret := range items {
+		if secret {
+			sv.DeployItems[name] = b.s.standins.Of(sv.DeployItems[name])
+		}
+	}
+	b.s.mu.Unlock()
+	shadow, err := b.inner.Exports(ctx, sin, sv)
+	for _, n := range slices.Sorted(maps.Keys(ex.Data)) {
+		if err != nil || !sameJSON(ex.Data[n], shadow.Data[n]) {
+			if ex.Sealed == nil {
+				ex.Sealed = map[string]string{}
+			}
+			ex.Sealed[n] = b.s.standin
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(ex.Targets)) {
+		t := ex.Targets[n]
+		if len(t.Config) == 0 {
+			continue
+		}
+		if err != nil || !bytes.Equal(t.Config, shadow.Targets[n].Config) {
+			return ex, fmt.Errorf("the target export %q is built from a write-only secret; its config would have to be "+
+				"kept in the state, which holds no secret: export a target of the provider's targets instead", n)
+		}
+	}
+	return ex, nil
+}
+
+func sameJSON(a, b any) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
+}
+
+// Status returns what may be kept of a tree's status: every item's
+// config as Blueprint masked it; the exports of items that may hold a
+// secret, and every sealed or sensitive export of a node, masked (and
+// marked, so that Force runs them again before they are used); deployer
+// states without what was derived from withheld configs (a deployer
+// that is no deployer.Sealer keeps none); provider statuses and template
+// states through mask. st is not changed.
+func (s *Seal) Status(st *installation.Status, reg *deployer.Registry, mask func(json.RawMessage) json.RawMessage) *installation.Status {
+	st = st.Clone()
+	st.Walk(func(path string, n *installation.Status) {
+		names := slices.Collect(maps.Keys(n.Exports.Sealed))
+		names = append(names, n.SensitiveExports...)
+		if len(names) > 0 {
+			n.Exports.Data = maps.Clone(n.Exports.Data)
+			n.Exports.Sealed = maps.Clone(n.Exports.Sealed)
+			if n.Exports.Sealed == nil {
+				n.Exports.Sealed = map[string]string{}
+			}
+			for _, name := range names {
+				if v, ok := n.Exports.Data[name]; ok {
+					n.Exports.Data[name] = masking.All(v).Masked
+					if _, marked := n.Exports.Sealed[name]; !marked {
+						n.Exports.Sealed[name] = s.standin
+					}
+				}
+			}
+		}
+		for k, v := range n.State {
+			n.State[k] = mask(v)
+		}
+		for name, is := range n.Execution.Items {
+			if is.Spec.AtRest != nil {
+				is.Spec.Config, is.Spec.AtRest, is.Spec.AtRestKey = is.Spec.AtRest, nil, ""
+			}
+			s.mu.Lock()
+			secret := s.secretExports[installation.Join(path, name)]
+			s.mu.Unlock()
+			if (secret || is.Spec.Withheld) && len(is.Export) > 0 && !is.ExportWithheld {
+				if v, ok := masking.Decode(is.Export); ok {
+					is.Export, _ = json.Marshal(masking.All(v).Masked)
+				} else {
+					is.Export = json.RawMessage(`"` + masking.Mask + `"`)
+				}
+				is.ExportWithheld = true
+			}
+			if is.Spec.Withheld {
+				is.State = sealState(reg, is.Spec.Type, is.State)
+			}
+			if len(is.ProviderStatus) > 0 {
+				is.ProviderStatus = mask(is.ProviderStatus)
+			}
+		}
+	})
+	return st
+}
+
+func sealState(reg *deployer.Registry, typ string, state []byte) []byte {
+	if len(state) == 0 {
+		return nil
+	}
+	d, _ := reg.Get(typ)
+	if sl, ok := d.(deployer.Sealer); ok {
+		return sl.Seal(state)
+	}
+	return nil
+}
+
+// Force returns prev with what was not kept made to run again: every item
+// whose export was masked, and every node whose exports were. A caller
+// forces the tree only when it runs anyway (a job that changes nothing
+// needs nothing that was not kept), so that the plan and the apply agree.
+func Force(prev *installation.Status) *installation.Status {
+	if prev == nil {
+		return nil
+	}
+	prev = prev.Clone()
+	prev.Walk(func(_ string, n *installation.Status) {
+		if len(n.Exports.Sealed) > 0 {
+			n.InputHash = ""
+		}
+		for _, is := range n.Execution.Items {
+			if is.ExportWithheld {
+				is.AppliedHash = ""
+			}
+		}
+	})
+	return prev
+}
+
+// Forced reports whether Force changes anything in prev.
+func Forced(prev *installation.Status) bool {
+	found := false
+	prev.Walk(func(_ string, n *installation.Status) {
+		found = found || len(n.Exports.Sealed) > 0
+		for _, is := range n.Execution.Items {
+			found = found || is.ExportWithheld
+		}
+	})
+	return found
+}
+
+// Undeletable reports whether an item kept at rest cannot be deleted: its
+// config was withheld and its deployer needs the config it ran with.
+func Undeletable(reg *deployer.Registry, spec engine.ItemSpec) bool {
+	if !spec.Withheld {
+		return false
+	}
+	d, _ := reg.Get(spec.Type)
+	_, ok := d.(deployer.Sealer)
+	return !ok
+}
