@@ -69,3 +69,33 @@ func TestStateFromVersion0Upgrades(t *testing.T) {
 		t.Fatal("the plan after the upgrade apply is not empty")
 	}
 }
+
+// State of schema version 5 (recorded in testdata/state-v5 by that
+// provider), before sensitive_imports_wo, plans nothing: the new
+// attributes read as null, no job runs, and the apply writes version 6.
+func TestStateFromVersion5Upgrades(t *testing.T) {
+	t.Parallel()
+	w := newWorkspace(t)
+	for _, f := range []string{"main.tf", "terraform.tfstate"} {
+		acctest.WriteFile(t, w.Path(f), acctest.ReadFile(t, filepath.Join("testdata", "state-v5", f)))
+	}
+	before := w.Attributes("landscaper_installation", "app")
+	if out, code := w.PlanExitCode(); code != 0 {
+		t.Fatalf("plan of the recorded v5 state: exit %d, want 0 (no changes):\n%s", code, out)
+	}
+	w.Apply()
+	after := w.Attributes("landscaper_installation", "app")
+	if a, b := acctest.Dig(after, "status", "job_id"), acctest.Dig(before, "status", "job_id"); a != b || a == nil {
+		t.Fatalf("the upgrade ran a job: job_id %v, was %v", a, b)
+	}
+	if after["sensitive_imports_wo"] != nil || after["sensitive_imports_wo_version"] != nil {
+		t.Errorf("the new attributes: %v, %v", after["sensitive_imports_wo"], after["sensitive_imports_wo_version"])
+	}
+	raw := acctest.ReadFile(t, w.Path("terraform.tfstate"))
+	if !strings.Contains(raw, `"schema_version": 6`) {
+		t.Errorf("the state after apply is not of schema version 6:\n%.400s", raw)
+	}
+	if out, code := w.PlanExitCode(); code != 0 {
+		t.Fatalf("plan after the upgrade: exit %d, want 0:\n%s", code, out)
+	}
+}
