@@ -168,18 +168,18 @@ func (b *sealed) Render(ctx context.Context, in installation.Input) (*installati
 // influenced masked (compared with shadow, the same config rendered from
 // stand-ins, when comparable; without one, a node with sealed imports has
 // every leaf masked), and the data of Kubernetes Secrets masked.
-func (s *Seal) item(spec engine.ItemSpec, shadow any, comparable bool, key string) engine.ItemSpec {
+func (s *Seal) item(spec engine.ItemSpec, shadow any, compared bool, key string) engine.ItemSpec {
 	v, ok := masking.Decode(spec.Config)
 	if !ok {
 		v = string(spec.Config)
 	}
 	var c masking.Comparison
 	switch {
-	case comparable && shadow == nil && !ok:
+	case compared && shadow == nil && !ok:
 		c = masking.Comparison{Masked: v}
-	case comparable && shadow == nil:
+	case compared && shadow == nil:
 		c = masking.Compare(v, []any{v}, same, []masking.Literal{same})
-	case comparable:
+	case compared:
 		c = masking.Compare(v, []any{shadow}, same, []masking.Literal{same})
 	default:
 		c = masking.All(v)

@@ -276,7 +276,8 @@ func (r *atRestRun) runs(item, op string) []string {
 func (r *atRestRun) inCluster() (secret, message string) {
 	r.t.Helper()
 	if s := kubeObject(r.t, "/api/v1/namespaces/"+r.ns+"/secrets/db"); s != nil {
-		b, _ := base64.StdEncoding.DecodeString(acctest.Dig(s, "data", "password").(string))
+		encoded, _ := acctest.Dig(s, "data", "password").(string)
+		b, _ := base64.StdEncoding.DecodeString(encoded)
 		secret = string(b)
 	}
 	if cm := kubeObject(r.t, "/api/v1/namespaces/"+r.ns+"/configmaps/app-config"); cm != nil {
@@ -329,6 +330,9 @@ func TestSecretsAtRest(t *testing.T) {
 	// A new version: the items the password reaches run, with the new one.
 	bump := []string{"TF_VAR_password_version=2"}
 	out = r.run("the plan of the version bump", second, bump, 2, "plan", "-input=false", "-no-color", "-detailed-exitcode", "-out=bump.out")
+	if !strings.Contains(out, "sensitive_imports_wo_version = 1 -> 2") {
+		t.Errorf("the plan of the version bump does not show the new version:\n%s", out)
+	}
 	r.run("terraform show of the bump plan", second, bump, 0, "show", "-json", "bump.out")
 	r.run("the apply of the bump plan", second, bump, 0, "apply", "-input=false", "-no-color", "bump.out")
 	if s, m := r.inCluster(); s != second || m != second {

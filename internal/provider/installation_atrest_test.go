@@ -163,7 +163,7 @@ func TestAccInstallationAtRest_exec(t *testing.T) {
 				ExpectError: regexp.MustCompile(`sensitive_imports and sensitive_imports_wo\s+cannot be given together`),
 			},
 			{
-				Config: atRestExecHCL(dir, "pw-1", 1, true, true, `  targets = { c = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = "{}" } }`),
+				Config:      atRestExecHCL(dir, "pw-1", 1, true, true, `  targets = { c = { type = "landscaper.gardener.cloud/kubernetes-cluster", config = "{}" } }`),
 				ExpectError: spaced(`Inline target config with write-only imports.*targets\["c"\] gives a target's config inline`),
 			},
 			{

@@ -41,3 +41,20 @@ resource "landscaper_installation" "local" {
   blueprint = { path = "${path.module}/blueprint" }
   imports   = { url = landscaper_installation.app.exports.url }
 }
+
+# A secret that no state or plan keeps (Terraform 1.11+, OpenTofu 1.11+):
+# an ephemeral variable, given write-only. Change the version whenever the
+# value changes; the deploy items it reaches run again with the new one.
+variable "db_password" {
+  type      = string
+  ephemeral = true
+}
+
+resource "landscaper_installation" "db" {
+  name      = "db"
+  blueprint = { path = "${path.module}/blueprint-db" }
+  targets   = { cluster = { name = "prod-eu" } }
+
+  sensitive_imports_wo         = { password = var.db_password }
+  sensitive_imports_wo_version = 3
+}
