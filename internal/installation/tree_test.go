@@ -314,7 +314,7 @@ func TestSealedImportsHashByTheirStandin(t *testing.T) {
 		t.Error("sealing changes nothing in the hash")
 	}
 	// A sub-installation importing the sealed data object imports it sealed.
-	sc := newScope(imp("one", "v1"))
+	sc := newScope(imp("one", "v1"), nil)
 	sub, err := sc.importsOf(Sub{Name: "s", DataImports: map[string]string{"secret": "password", "name": "user"}})
 	if err != nil || sub.Sealed["secret"] != "v1" || len(sub.Sealed) != 1 {
 		t.Errorf("sub imports: %+v, %v", sub.Sealed, err)
