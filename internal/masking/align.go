@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/exec"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 )
@@ -78,6 +79,21 @@ func (t *Tree) Align(shown map[string]Item, specs map[string]engine.ItemSpec, la
 		t.lit.AddText(d)
 	}
 	return true
+}
+
+// Quoting reports whether an item shown with a part a secret influenced
+// prints what it was given as it runs: an exec command's output is logged
+// live and may quote any part of its config (a `set -x` trace of one
+// line). Align knows the whole texts the plan masked, not the parts of
+// them a secret made, so an apply with such an item renders the tree's
+// shadows before it runs (Shadow), as an apply without a plan does.
+func Quoting(shown map[string]Item) bool {
+	for _, it := range shown {
+		if (it.Type == exec.Type || it.Type == Mask) && strings.Contains(string(it.Config), Mask) {
+			return true
+		}
+	}
+	return false
 }
 
 // shownKeys finds the key every item of specs was shown under: its own,

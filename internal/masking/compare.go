@@ -157,13 +157,59 @@ func (c *Comparison) derived(x string) {
 	}
 }
 
-// derivedSpan records the part of a derived string that differs from
+// derivedSpan records the parts of a derived string that differ from
 // its shadow: a command or a message may quote that part (a header's
-// value) without the rest of the leaf.
+// value) without the rest of the leaf. Where the leaf uses a secret more
+// than once (a URL and an echo of the same password in one script), each
+// use is recorded too: the span from the first to the last difference
+// holds them all, but no output quotes it whole.
 func (c *Comparison) derivedSpan(actual, shadow string) {
-	if span, ok := differingSpan(actual, shadow); ok && span != actual && utf8.RuneCountInString(span) >= minSecret {
-		c.Derived = append(c.Derived, span)
+	span, ok := differingSpan(actual, shadow)
+	if !ok {
+		return
 	}
+	for _, part := range append(differingRuns(actual, shadow), span) {
+		if part != actual && utf8.RuneCountInString(part) >= minSecret {
+			c.Derived = append(c.Derived, part)
+		}
+	}
+}
+
+// runGap is how many equal characters in a row separate two uses of a
+// secret (differingRuns): fewer are punctuation a stand-in keeps inside
+// one use (the `&` of `p4ss&w0rd`, the `%26` that escapes it).
+const runGap = 4
+
+// differingRuns are the parts of actual that differ from shadow character
+// by character, where both have the same number of characters (stand-ins
+// keep a string's length, so most renderings do); runs of fewer than
+// runGap equal characters join their neighbours.
+func differingRuns(actual, shadow string) []string {
+	a, s := []rune(actual), []rune(shadow)
+	if len(a) != len(s) {
+		return nil
+	}
+	var runs []string
+	start, equal := -1, 0
+	for i := range a {
+		switch {
+		case a[i] != s[i]:
+			if start < 0 {
+				start = i
+			}
+			equal = 0
+		case start >= 0:
+			equal++
+			if equal == runGap {
+				runs = append(runs, string(a[start:i-runGap+1]))
+				start, equal = -1, 0
+			}
+		}
+	}
+	if start >= 0 {
+		runs = append(runs, string(a[start:len(a)-equal]))
+	}
+	return runs
 }
 
 // differingSpan is the part of actual between the longest prefix and the

@@ -327,3 +327,28 @@ func TestAlignTakesThePlansMasking(t *testing.T) {
 		t.Error("an item rendered otherwise than planned aligned")
 	}
 }
+
+// A leaf that uses a secret twice (a URL escaping it, then a part of it)
+// records each use as derived, not only the span from the first to the
+// last: an exec item's trace quotes one use, never the span.
+func TestCompareRecordsEveryUseInALeaf(t *testing.T) {
+	pw := "Tr0ub4dor&3x"
+	st := Rounds{n: 1}
+	standin, ok := st.Standins(0).Of(pw).(string)
+	if !ok {
+		t.Fatal("the stand-in of a string is no string")
+	}
+	script := func(p string) string {
+		return "set -x\ntrue \"postgres://app:" + strings.ReplaceAll(p, "&", "%26") + "@db/app\"\necho \"first part: " + p[:9] + "\" >&2\n"
+	}
+	none := func(s string) string { return s }
+	c := Compare(script(pw), []any{script(standin)}, none, []Literal{none})
+	if c.Masked != Mask {
+		t.Fatalf("masked %v", c.Masked)
+	}
+	for _, d := range []string{"Tr0ub4dor%263x", "Tr0ub4dor"} {
+		if !slices.Contains(c.Derived, d) {
+			t.Errorf("derived %q lacks %q", c.Derived, d)
+		}
+	}
+}

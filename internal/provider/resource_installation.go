@@ -890,7 +890,7 @@ func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value,
 	// it, the log learns from it what a secret became, before the node's
 	// items run, and the state shows it; only the exports need a shadow.
 	shown := shownItems(f[attrDeployItems])
-	aligned := secret && f[attrDeployItems].IsFullyKnown() && shown != nil
+	aligned := secret && f[attrDeployItems].IsFullyKnown() && shown != nil && !masking.Quoting(shown)
 	var current map[string]engine.ItemSpec
 	switch {
 	case aligned:
