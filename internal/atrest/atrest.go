@@ -137,6 +137,9 @@ func (b *sealed) Render(ctx context.Context, in installation.Input) (*installati
 		if err := sameState(r.State, shadow); err != nil {
 			return nil, err
 		}
+		if err := sameNames(r, shadow); err != nil {
+			return nil, err
+		}
 	}
 	// A copy: the inner blueprint may keep what it rendered for later calls.
 	out := *r
@@ -211,8 +214,51 @@ func same(x string) string { return x }
 func sameState(state map[string][]byte, shadow *installation.Rendered) error {
 	for _, k := range slices.Sorted(maps.Keys(state)) {
 		if shadow == nil || !bytes.Equal(state[k], shadow.State[k]) {
-			return fmt.Errorf("the template state %q holds a value derived from a write-only secret; "+
+			return refused("the template state %q holds a value derived from a write-only secret; "+
 				"it would have to be kept in private state, which holds no secret: keep it out of the state", k)
+		}
+	}
+	return nil
+}
+
+// Refused is a tree that cannot be kept at rest. Its message names no
+// value, only what would have to be kept, so it is shown even where a
+// secret decided that the tree is refused.
+type Refused struct{ Reason string }
+
+func (r *Refused) Error() string { return r.Reason }
+
+func refused(format string, args ...any) error { return &Refused{Reason: fmt.Sprintf(format, args...)} }
+
+// sameNames refuses deploy items and sub-installations whose names, and
+// items whose types or targets, a sealed value decided: a status is kept
+// by those names and types (private state, the deploy_items keys of
+// state), so they cannot be masked there, and a digest of a secret in a
+// name is as good as the secret to whoever can guess it. The message
+// says what, not which name.
+func sameNames(r, shadow *installation.Rendered) error {
+	if shadow == nil {
+		return nil
+	}
+	const keep = "; it would be kept in the state, which holds no secret"
+	for _, name := range slices.Sorted(maps.Keys(r.Items)) {
+		si, found := shadow.Items[name]
+		switch {
+		case !found:
+			return refused("the name of a deploy item is derived from a write-only secret%s: name it after something else", keep)
+		case si.Type != r.Items[name].Type:
+			return refused("the type of the deploy item %q is derived from a write-only secret%s", name, keep)
+		case si.TargetRef != r.Items[name].TargetRef:
+			return refused("the target of the deploy item %q is derived from a write-only secret%s", name, keep)
+		}
+	}
+	names := map[string]bool{}
+	for _, sub := range shadow.Subs {
+		names[sub.Name] = true
+	}
+	for _, sub := range r.Subs {
+		if !names[sub.Name] {
+			return refused("the name of a sub-installation is derived from a write-only secret%s: name it after something else", keep)
 		}
 	}
 	return nil

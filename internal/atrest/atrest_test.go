@@ -290,3 +290,51 @@ func (noSealer) Reconcile(context.Context, deployer.Request) (deployer.Result, e
 func (noSealer) Delete(context.Context, deployer.Request) (deployer.Result, error) {
 	return deployer.Result{}, nil
 }
+
+// An item or sub-installation named after a sealed value (a digest of it,
+// to keep names unique per database) would be kept under that name in
+// private state, where no key can hide it: refused, naming the node.
+func TestNamesFromASecretAreRefused(t *testing.T) {
+	const pw = "pw-in-a-name-9"
+	for _, tc := range []struct{ name, template string }{
+		{"item", `deployItems:
+        - name: db-{{ .imports.password | sha256sum | trunc 12 }}
+          type: landscaper.gardener.cloud/mock
+          config: {}`},
+		{"item type", `deployItems:
+        - name: db
+          type: {{ if hasPrefix "pw" .imports.password }}landscaper.gardener.cloud/mock{{ else }}mock{{ end }}
+          config: {}`},
+		{"sub-installation", `deployItems: []
+subinstallationExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      subinstallations:
+        - apiVersion: landscaper.gardener.cloud/v1alpha1
+          kind: InstallationTemplate
+          name: db-{{ .imports.password | sha256sum | trunc 12 }}
+          blueprint: {filesystem: {blueprint.yaml: "kind: Blueprint\napiVersion: landscaper.gardener.cloud/v1alpha1\n"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bp, err := render.Load(context.Background(), render.Source{Filesystem: map[string]string{"blueprint.yaml": `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: password, schema: {type: string}}
+deployExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      ` + tc.template + `
+`}}, render.Options{Deployers: registry()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			imp := atrest.Sealed(installation.Imports{Data: map[string]any{"password": pw}}, []string{"password"}, "1")
+			_, err = atrest.New("1", nil).Blueprint(bp).Render(context.Background(), installation.Input{Imports: imp})
+			if err == nil || !strings.Contains(err.Error(), "write-only secret") {
+				t.Errorf("render: %v", err)
+			}
+		})
+	}
+}

@@ -207,3 +207,36 @@ func TestAccInstallationAtRest_exec(t *testing.T) {
 		},
 	})
 }
+
+// With write-only imports, an item named after a digest of the password
+// would keep the digest in state (deploy_items' keys) and private state:
+// refused at plan time, without the name.
+func TestAccInstallationAtRest_nameFromSecret(t *testing.T) {
+	bp := `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: password, schema: {type: string}}
+deployExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: db-{{ .imports.password | sha256sum | trunc 12 }}
+          type: landscaper.gardener.cloud/mock
+          config: {providerStatus: {n: 1}}
+`
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+resource "landscaper_installation" "app" {
+  name                         = "app"
+  blueprint                    = { filesystem = { "blueprint.yaml" = %q } }
+  sensitive_imports_wo         = { password = "pw-in-a-name-9" }
+  sensitive_imports_wo_version = 1
+}
+`, bp),
+			ExpectError: spaced(`the name of a deploy item is derived from a write-only secret`),
+		}},
+	})
+}

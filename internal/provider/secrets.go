@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/atrest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
 )
@@ -90,7 +91,8 @@ func renderProblems(ctx context.Context, sec *masking.Tree, in masking.ShadowInp
 	if errors.As(err, &pe) {
 		path, msg = pe.Path, pe.Err.Error()
 	}
-	if _, ok := sec.Error(path, msg); !ok {
+	var refused *atrest.Refused
+	if _, ok := sec.Error(path, msg); !ok && !errors.As(err, &refused) {
 		for i := range ps {
 			ps[i].detail = "The message of this error is not shown: whether the blueprint fails this way depends on the value " +
 				"of a secret (a sensitive import or a target's config)."
