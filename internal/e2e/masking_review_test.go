@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 )
 
 // reviewPassword is a password with characters a URL must escape.
@@ -67,4 +70,80 @@ resource "landscaper_installation" "app" {
 		t.Fatalf("the exec item's output is not in the log:\n%s", log)
 	}
 	scan("TRACE log of the apply", log)
+}
+
+// reviewUser is a secret an honest blueprint names an item and an object
+// after.
+const reviewUser = "zed-4711-ops"
+
+// TestRefreshDriftWarningMasksSecretNames: a refresh that finds an object
+// deleted behind Terraform's back warns, naming the deploy item and the
+// object; an item and an object named after a secret are named as the
+// plan showed them, masked.
+func TestRefreshDriftWarningMasksSecretNames(t *testing.T) {
+	if kubeEnv == nil {
+		t.Skip("acceptance tests only (TF_ACC)")
+	}
+	t.Parallel()
+	const ns = "review-drift"
+	w := newWorkspace(t)
+	acctest.WriteFile(t, w.Path("kubeconfig"), kubeEnv.Kubeconfig())
+	w.Config(`
+resource "landscaper_installation" "app" {
+  name              = "app"
+  imports           = { namespace = "` + ns + `" }
+  sensitive_imports = { user = "` + reviewUser + `" }
+  targets = { cluster = {
+    type   = "landscaper.gardener.cloud/kubernetes-cluster"
+    config = yamlencode({ kubeconfig = file("${path.module}/kubeconfig") })
+  } }
+  blueprint = { filesystem = { "blueprint.yaml" = <<-EOT
+    apiVersion: landscaper.gardener.cloud/v1alpha1
+    kind: Blueprint
+    imports:
+      - {name: cluster, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+      - {name: namespace, type: data, schema: {type: string}}
+      - {name: user, type: data, schema: {type: string}}
+    deployExecutions:
+      - name: go
+        type: GoTemplate
+        template: |
+          deployItems:
+            - name: home-{{ .imports.user }}
+              type: landscaper.gardener.cloud/kubernetes-manifest
+              target: {import: cluster}
+              config:
+                manifests:
+                  - manifest: {apiVersion: v1, kind: Namespace, metadata: {name: {{ .imports.namespace }}}}
+                  - manifest:
+                      apiVersion: v1
+                      kind: ConfigMap
+                      metadata: {name: {{ .imports.user }}-home, namespace: {{ .imports.namespace }}}
+                      data: {owner: plain}
+  EOT
+  } }
+}
+`)
+	if out, code := w.Run(nil, "apply", "-input=false", "-no-color", "-auto-approve"); code != 0 {
+		t.Fatalf("apply exited %d:\n%s", code, out)
+	}
+	req, err := http.NewRequest(http.MethodDelete, kubeEnv.Host()+"/api/v1/namespaces/"+ns+"/configmaps/"+reviewUser+"-home", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := kubeEnv.HTTPClient().Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("deleting the ConfigMap: %v %v", resp, err)
+	}
+	_ = resp.Body.Close()
+	out, code := w.Run(nil, "plan", "-refresh-only", "-input=false", "-no-color")
+	if code != 0 || !strings.Contains(out, "changed outside Terraform") || !strings.Contains(out, "was deleted") {
+		t.Fatalf("refresh-only plan exited %d, or without the drift warning:\n%s", code, out)
+	}
+	if strings.Contains(out, reviewUser) {
+		t.Errorf("the drift warning shows the secret:\n%s", out)
+	}
+	if out, code := w.Run(nil, "destroy", "-input=false", "-no-color", "-auto-approve"); code != 0 {
+		t.Errorf("destroy exited %d:\n%s", code, out)
+	}
 }

@@ -1030,6 +1030,7 @@ func (x *installations) read(ctx context.Context, state tftypes.Value, private [
 	var ps problems
 	changedAny := false
 	st := saved.Status.Clone()
+	var sec *masking.Tree
 	st.Walk(func(p string, s *installation.Status) {
 		refreshed, changed := e.Refresh(ctx, installation.Join(name, p), s.Execution)
 		if !changed {
@@ -1038,7 +1039,12 @@ func (x *installations) read(ctx context.Context, state tftypes.Value, private [
 		changedAny = true
 		for _, n := range slices.Sorted(maps.Keys(refreshed.Items)) {
 			if d := refreshed.Items[n].Drift; d != "" && s.Execution.Items[n].Drift == "" {
-				ps.warn(nil, fmt.Sprintf("Deploy item %q changed outside Terraform", installation.Join(p, n)), d+"\nThe next apply runs the item again.")
+				if sec == nil {
+					sec = driftMasking(state, saved.Status)
+				}
+				key := installation.Join(p, n)
+				ps.warn(nil, fmt.Sprintf("Deploy item %q changed outside Terraform", sec.Key(key)),
+					sec.Text(d)+"\nThe next apply runs the item again.")
 			}
 		}
 		s.Execution = refreshed
@@ -1052,6 +1058,25 @@ func (x *installations) read(ctx context.Context, state tftypes.Value, private [
 		return state, private, ps
 	}
 	return state, priv, ps
+}
+
+// driftMasking masks what a refresh says of the items of st as the state
+// shows them: an item named after a secret under its masked key, and
+// every text the state's masks cover (an object's name) wherever a
+// drift message quotes it. A refresh has no configuration to render
+// shadows from; the state's deploy_items are what the last plan found.
+func driftMasking(state tftypes.Value, st *installation.Status) *masking.Tree {
+	sec := masking.NewTree()
+	if !sec.Align(shownItems(fields(state)[attrDeployItems]), st.ItemSpecs(), targetLabel) {
+		// Shown otherwise than kept (state of an older release): say
+		// nothing a secret may have made.
+		for _, spec := range st.ItemSpecs() {
+			if v, ok := masking.Decode(spec.Config); ok {
+				sec.AddValue(v)
+			}
+		}
+	}
+	return sec
 }
 
 // treeRefused reports every rendered deploy item of the tree whose type
