@@ -16,7 +16,8 @@ const reviewPassword = "Tr0ub4dor&3x"
 // with its plan renders no shadow of them, yet an exec item's output
 // quotes what a template made of a secret (a `set -x` trace of a URL that
 // escapes the password, a part of the password), not the whole config
-// leaf the plan masked. The provider's log must not show those parts.
+// leaf the plan masked, and its imports file holds the password as JSON
+// escapes it (& as \u0026). The provider's log must not show any of it.
 func TestAlignedApplyMasksDerivedPartsInLogs(t *testing.T) {
 	t.Parallel()
 	escaped := url.QueryEscape(reviewPassword)
@@ -55,6 +56,8 @@ resource "landscaper_installation" "app" {
                     set -x
                     true "postgres://app:{{ .imports.pw | urlquery }}@db/app"
                     echo "first part: {{ .imports.pw | trunc 9 }}" >&2
+                    cat "$IMPORTS_PATH" >&2
+                importValues: {pw: {{ .imports.pw | quote }}}
   EOT
   } }
 }

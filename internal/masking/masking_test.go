@@ -352,3 +352,24 @@ func TestCompareRecordsEveryUseInALeaf(t *testing.T) {
 		}
 	}
 }
+
+// A secret with a quote, a backslash or one of & < > is quoted in JSON
+// escaped (an exec item's imports file, a client's request body): the
+// escaped forms are masked as the secret is.
+func TestSecretsMaskJSONEscapedForms(t *testing.T) {
+	for _, pw := range []string{"Tr0ub4dor&3x", `pa"ss\w0rd`, "<sesame>", "tab\tbed", "日本語のpw"} {
+		var s Secrets
+		s.Add(pw)
+		escaped, _ := json.Marshal(map[string]any{"password": pw})
+		if got := s.Text(string(escaped)); got != `{"password":"***"}` {
+			t.Errorf("%q: %s shows as %s", pw, escaped, got)
+		}
+		var plain strings.Builder
+		enc := json.NewEncoder(&plain)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(pw)
+		if got := s.Text(plain.String()); got != "\"***\"\n" {
+			t.Errorf("%q: %s shows as %s", pw, plain.String(), got)
+		}
+	}
+}

@@ -70,11 +70,32 @@ func (s *Secrets) Add(x string) {
 	if !s.AddText(x) {
 		return
 	}
-	for _, form := range []string{strings.ToUpper(x), strings.ToLower(x),
-		base64.StdEncoding.EncodeToString([]byte(x)), hex.EncodeToString([]byte(x))} {
+	for _, form := range append([]string{strings.ToUpper(x), strings.ToLower(x),
+		base64.StdEncoding.EncodeToString([]byte(x)), hex.EncodeToString([]byte(x))}, jsonForms(x)...) {
 		s.AddText(form)
 	}
 	s.addEmbedded(x)
+}
+
+// jsonForms are x as a JSON string holds it, where that differs from x:
+// escaped as encoding/json writes it (& < > as \u00XX, which is how an
+// exec item's imports file and a rendered config hold them) and as other
+// encoders do (those three as they are).
+func jsonForms(x string) []string {
+	var out []string
+	for _, html := range []bool{true, false} {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		if enc.Encode(x) != nil {
+			continue
+		}
+		q := strings.TrimSuffix(b.String(), "\n")
+		if q = q[1 : len(q)-1]; q != x {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // AddText records x as it is, once; it reports whether x is new.
