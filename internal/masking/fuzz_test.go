@@ -116,7 +116,8 @@ func (g *grammar) pick(n int) int { return g.rng.IntN(n) }
 // stringExpr is a pipeline over the secret string.
 func (g *grammar) stringExpr() string {
 	fns := []string{"b64enc", "upper", "lower", "title", "sha256sum", "sha1sum", "quote", "squote", "trim",
-		`printf "x-%s-y"`, `cat "pre"`, "toJson", `trimPrefix "p"`, `replace "a" "b"`, `repeat 2`, `trunc 12`, `indent 2`, `nospace`}
+		`printf "x-%s-y"`, `cat "pre"`, "toJson", `trimPrefix "p"`, `replace "a" "b"`, `repeat 2`, `trunc 12`, `indent 2`, `nospace`,
+		`substr 1 9`, `regexFind "[^0-9]+"`, "urlquery", `printf "%X"`, `nindent 4`, `splitList "-" | join ","`, `trimSuffix "x"`, "squote"}
 	e := ".imports.s"
 	for range 1 + g.pick(3) {
 		e += " | " + fns[g.pick(len(fns))]
