@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -130,15 +129,7 @@ resource "landscaper_installation" "app" {
 	if out, code := w.Run(nil, "apply", "-input=false", "-no-color", "-auto-approve"); code != 0 {
 		t.Fatalf("apply exited %d:\n%s", code, out)
 	}
-	req, err := http.NewRequest(http.MethodDelete, kubeEnv.Host()+"/api/v1/namespaces/"+ns+"/configmaps/"+reviewUser+"-home", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := kubeEnv.HTTPClient().Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("deleting the ConfigMap: %v %v", resp, err)
-	}
-	_ = resp.Body.Close()
+	deleteConfigMap(t, ns, reviewUser+"-home")
 	out, code := w.Run(nil, "plan", "-refresh-only", "-input=false", "-no-color")
 	if code != 0 || !strings.Contains(out, "changed outside Terraform") || !strings.Contains(out, "was deleted") {
 		t.Fatalf("refresh-only plan exited %d, or without the drift warning:\n%s", code, out)

@@ -122,6 +122,20 @@ func clientKeyData(kubeconfig string) string {
 }
 
 // configMap reads a ConfigMap from the test cluster; nil when there is none.
+// deleteConfigMap deletes a ConfigMap behind Terraform's back.
+func deleteConfigMap(t *testing.T, ns, name string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodDelete, kubeEnv.Host()+"/api/v1/namespaces/"+ns+"/configmaps/"+name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := kubeEnv.HTTPClient().Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("deleting the ConfigMap: %v %v", resp, err)
+	}
+	_ = resp.Body.Close()
+}
+
 func configMap(t *testing.T, ns, name string) map[string]any {
 	t.Helper()
 	resp, err := kubeEnv.HTTPClient().Get(kubeEnv.Host() + "/api/v1/namespaces/" + ns + "/configmaps/" + name)
@@ -251,15 +265,7 @@ func TestProviderTargetCredentialsStayOutOfState(t *testing.T) {
 
 	// Refresh checks for drift with the provider's credential: a ConfigMap
 	// deleted behind Terraform's back is seen, and the apply restores it.
-	req, err := http.NewRequest(http.MethodDelete, kubeEnv.Host()+"/api/v1/namespaces/"+ns+"/configmaps/from-execution", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := kubeEnv.HTTPClient().Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("deleting the ConfigMap: %v %v", resp, err)
-	}
-	_ = resp.Body.Close()
+	deleteConfigMap(t, ns, "from-execution")
 	plan(withCert, 2)
 	if out, code := w.Run(withCert, "apply", "-input=false", "-no-color", "-auto-approve"); code != 0 {
 		t.Fatalf("apply after the drift exited %d:\n%s", code, out)
