@@ -134,13 +134,21 @@ func Drive[R any](ctx context.Context, g *Graph, run Runner[R]) Outcome {
 		}
 		if !stopped && len(ready) > 0 {
 			if run.Slots != nil {
+				// A free slot is taken before any result is read: the
+				// nodes ready now are triggered together, as Landscaper
+				// triggers all of D in one pass, so a node that fails at
+				// once does not keep its ready siblings from starting.
 				select {
 				case run.Slots <- struct{}{}:
-				case r := <-results:
-					finish(r)
-					continue
-				case <-ctx.Done():
-					continue
+				default:
+					select {
+					case run.Slots <- struct{}{}:
+					case r := <-results:
+						finish(r)
+						continue
+					case <-ctx.Done():
+						continue
+					}
 				}
 				// select picks at random among ready cases: a slot may
 				// come with a stop, and then nothing must start.
