@@ -152,10 +152,12 @@ type lsObjectRef struct {
 }
 
 type lsInstallationStatus struct {
-	Phase        string       `json:"phase,omitempty"`
-	JobID        string       `json:"jobID,omitempty"`
-	ExecutionRef *lsObjectRef `json:"executionRef,omitempty"`
-	SubInstCache *struct {
+	Phase         string       `json:"phase,omitempty"`
+	JobID         string       `json:"jobID,omitempty"`
+	JobIDFinished string       `json:"jobIDFinished,omitempty"`
+	LastError     *lsError     `json:"lastError,omitempty"`
+	ExecutionRef  *lsObjectRef `json:"executionRef,omitempty"`
+	SubInstCache  *struct {
 		ActiveSubs []struct {
 			SpecName   string `json:"specName,omitempty"`
 			ObjectName string `json:"objectName,omitempty"`
@@ -221,6 +223,18 @@ type lsDeployItem struct {
 	} `json:"spec"`
 	Status struct {
 		Phase          string          `json:"phase,omitempty"`
+		JobID          string          `json:"jobID,omitempty"`
+		JobIDFinished  string          `json:"jobIDFinished,omitempty"`
+		LastError      *lsError        `json:"lastError,omitempty"`
 		ProviderStatus json.RawMessage `json:"providerStatus,omitempty"`
 	} `json:"status"`
+}
+
+// lsError is Landscaper's error in a status: what was done, why it failed,
+// and its error codes.
+type lsError struct {
+	Operation string   `json:"operation,omitempty"`
+	Reason    string   `json:"reason,omitempty"`
+	Message   string   `json:"message,omitempty"`
+	Codes     []string `json:"codes,omitempty"`
 }

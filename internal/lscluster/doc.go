@@ -9,7 +9,18 @@
 // importDataMappings evaluated, the export DataObjects it wrote, and the
 // tree below it (Executions, DeployItems and sub-installations) with what the
 // deployers need to adopt what is already installed. The result is plain Go;
-// nothing here knows Terraform, and nothing here writes to the cluster.
+// nothing here knows Terraform.
+//
+// The other way round, a Spec describes an installation to be run by
+// Landscaper's controllers (remote mode): Spec.Objects renders the
+// Installation with its blueprint inline or from a component, the Context,
+// DataObjects and Secrets of its imports, and a Target per target import
+// whose config sits in a Secret (secretRef), never in the Target. A Writer
+// applies them with server-side apply under one field manager, starts a job
+// with the reconcile annotation, waits for Succeeded or Failed and reads
+// the tree's phases and Landscaper's errors, reads the export DataObjects
+// and Targets, and deletes the Installation (waiting for Landscaper to
+// remove what it installed) before the objects it stood on.
 //
 // ParseID parses the import ID "<provider target>/<namespace>/<installation>".
 package lscluster

@@ -61,7 +61,11 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "FAIL: installing Landscaper's CRDs: %v\n", err)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	if err := landscaper.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "testenv with Landscaper: stop: %v\n", err)
+	}
+	return code
 }
 
 func restConfig() *rest.Config {

@@ -45,7 +45,8 @@ func (r *Reader) tree(ctx context.Context, inst *lsInstallation, depth int) (*Ex
 		if err != nil {
 			return err
 		}
-		subs[specName] = &Subinstallation{Name: specName, Object: sub.Name, Phase: sub.Status.Phase, Blueprint: bp, Execution: e, Subinstallations: s}
+		subs[specName] = &Subinstallation{Name: specName, Object: sub.Name, Phase: sub.Status.Phase, LastError: sub.Status.LastError.plain(),
+			Blueprint: bp, Execution: e, Subinstallations: s}
 		return nil
 	}
 	if c := inst.Status.SubInstCache; c != nil {
@@ -137,7 +138,8 @@ func (r *Reader) execution(ctx context.Context, inst *lsInstallation) (*Executio
 }
 
 func deployItem(di *lsDeployItem) DeployItem {
-	out := DeployItem{Object: di.Name, Type: di.Spec.Type, Phase: di.Status.Phase}
+	out := DeployItem{Object: di.Name, Type: di.Spec.Type, Phase: di.Status.Phase,
+		JobIDFinished: di.Status.JobIDFinished, LastError: di.Status.LastError.plain()}
 	if di.Spec.Target != nil {
 		out.Target = di.Spec.Target.Name
 	}

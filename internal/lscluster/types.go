@@ -139,6 +139,7 @@ type Subinstallation struct {
 	// Object is the Installation object's name.
 	Object           string
 	Phase            string
+	LastError        *Error
 	Blueprint        Blueprint
 	Execution        *Execution
 	Subinstallations map[string]*Subinstallation
@@ -162,6 +163,10 @@ type DeployItem struct {
 	// Target is the name of the Target object the item deploys to.
 	Target string
 	Phase  string
+	// JobIDFinished is the job the item last finished; LastError the
+	// error of its last run, nil after a success.
+	JobIDFinished string
+	LastError     *Error
 	// ManagedLabel is the label key the item's deployer marks objects
 	// with; empty for deployer types this package does not know.
 	ManagedLabel string
@@ -185,4 +190,19 @@ type ObjectRef struct {
 type HelmRelease struct {
 	Name      string
 	Namespace string
+}
+
+// Error is an error as Landscaper's controllers record it in a status.
+type Error struct {
+	Operation string
+	Reason    string
+	Message   string
+	Codes     []string
+}
+
+func (e *lsError) plain() *Error {
+	if e == nil {
+		return nil
+	}
+	return &Error{Operation: e.Operation, Reason: e.Reason, Message: e.Message, Codes: e.Codes}
 }

@@ -1,0 +1,458 @@
+package lscluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+)
+
+// FieldManager is the one field manager of everything a remote
+// installation writes.
+const FieldManager = "terraform-provider-landscaper"
+
+// Writer hands installations to a Landscaper resource cluster: it writes
+// their objects (Spec.Objects) with server-side apply, starts Landscaper's
+// jobs and waits for them, reads what they exported, and deletes them. It
+// reads with the Reader it embeds.
+type Writer struct {
+	*Reader
+	// Poll is how often a wait looks at the Installation; zero means
+	// every half second.
+	Poll time.Duration
+}
+
+// NewWriter returns a writer of the cluster the config points to. It does
+// not contact the cluster yet.
+func NewWriter(config *rest.Config) (*Writer, error) {
+	r, err := New(config)
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{Reader: r}, nil
+}
+
+var kindGVR = map[string]schema.GroupVersionResource{
+	KindInstallation: installationsGVR, KindTarget: targetsGVR, KindDataObject: dataObjectsGVR,
+	KindContext: contextsGVR, KindSecret: secretsGVR, KindOverwrites: overwritesGVR,
+}
+
+func (w *Writer) poll() time.Duration {
+	if w.Poll > 0 {
+		return w.Poll
+	}
+	return 500 * time.Millisecond
+}
+
+// Apply writes the objects in their order with server-side apply: fields
+// another manager set on them are taken over, fields this manager set
+// before and the objects no longer hold are removed.
+func (w *Writer) Apply(ctx context.Context, objs []Object) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	for _, o := range objs {
+		ref := o.Ref()
+		gvr, ok := kindGVR[o.Kind]
+		if !ok {
+			return fmt.Errorf("%s: not a kind a remote installation writes", o.Key())
+		}
+		u := &unstructured.Unstructured{Object: o.Body}
+		_, err := w.dynamic.Resource(gvr).Namespace(ref.Namespace).Apply(ctx, o.Name, u,
+			metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				return fmt.Errorf("writing %s %s/%s: %w (does the namespace %s exist?)", o.Kind, ref.Namespace, o.Name, err, ref.Namespace)
+			}
+			return w.callError(err, fmt.Sprintf("writing %s %s/%s", o.Kind, ref.Namespace, o.Name))
+		}
+	}
+	return nil
+}
+
+// Delete deletes the objects; those already gone are fine.
+func (w *Writer) Delete(ctx context.Context, refs []ObjectRef) error {
+	var errs []error
+	for _, ref := range refs {
+		gvr, ok := kindGVR[ref.Kind]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s %s: not a kind a remote installation writes", ref.Kind, ref.Name))
+			continue
+		}
+		err := w.dynamic.Resource(gvr).Namespace(ref.Namespace).Delete(ctx, ref.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, w.callError(err, fmt.Sprintf("deleting %s %s/%s", ref.Kind, ref.Namespace, ref.Name)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Live reads the objects as they are now, each cut down to the fields its
+// written form sets (what others add, such as status, is left out), by
+// Key. Objects that are gone are missing from the result.
+func (w *Writer) Live(ctx context.Context, objs []Object) (map[string]Object, error) {
+	out := make(map[string]Object, len(objs))
+	for _, o := range objs {
+		ref := o.Ref()
+		gvr, ok := kindGVR[o.Kind]
+		if !ok {
+			return nil, fmt.Errorf("%s: not a kind a remote installation writes", o.Key())
+		}
+		u, err := w.dynamic.Resource(gvr).Namespace(ref.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, w.callError(err, fmt.Sprintf("reading %s %s/%s", o.Kind, ref.Namespace, o.Name))
+		}
+		live, _ := projectOnto(o.Body, u.Object).(map[string]any)
+		out[o.Key()] = Object{Kind: o.Kind, Name: o.Name, Body: live}
+	}
+	return out, nil
+}
+
+// projectOnto keeps of live only what desired sets: objects key by key,
+// anything else whole. A key desired sets that live lacks stays missing.
+func projectOnto(desired, live any) any {
+	dm, ok := desired.(map[string]any)
+	lm, ok2 := live.(map[string]any)
+	if !ok || !ok2 {
+		return live
+	}
+	out := make(map[string]any, len(dm))
+	for k, dv := range dm {
+		if lv, present := lm[k]; present {
+			out[k] = projectOnto(dv, lv)
+		}
+	}
+	return out
+}
+
+// Equal tells whether two objects hold the same: their bodies' JSON.
+func Equal(a, b Object) bool {
+	ja, err := json.Marshal(a.Body)
+	if err != nil {
+		return false
+	}
+	jb, err := json.Marshal(b.Body)
+	return err == nil && string(ja) == string(jb)
+}
+
+// ChangedMarker replaces MaskedValue in Masked text of a Secret value that
+// is not what the provider would write.
+const ChangedMarker = MaskedValue + " (not the value the configuration gives)"
+
+// MaskedLive is what landscaper_objects shows of the live object: its
+// masked form, where the values of a Secret's data that differ from
+// desired's show ChangedMarker instead of MaskedValue.
+func MaskedLive(desired, live Object) string {
+	if live.Kind != KindSecret {
+		return live.Masked()
+	}
+	body := maps.Clone(live.Body)
+	dd, _ := desired.Body["data"].(map[string]any)
+	if ld, ok := body["data"].(map[string]any); ok {
+		masked := make(map[string]any, len(ld))
+		for k, v := range ld {
+			masked[k] = MaskedValue
+			if dd[k] != v {
+				masked[k] = ChangedMarker
+			}
+		}
+		body["data"] = masked
+	}
+	out, err := yaml.Marshal(body)
+	if err != nil {
+		return err.Error()
+	}
+	return string(out)
+}
+
+// ParseMasked reads an object back from its Masked text.
+func ParseMasked(key, text string) (Object, error) {
+	kind, name, ok := strings.Cut(key, "/")
+	if !ok {
+		return Object{}, fmt.Errorf("%q is not <kind>/<name>", key)
+	}
+	var body map[string]any
+	if err := yaml.Unmarshal([]byte(text), &body); err != nil {
+		return Object{}, fmt.Errorf("%s: %w", key, err)
+	}
+	return Object{Kind: kind, Name: name, Body: body}, nil
+}
+
+// Reconcile starts a job of the Installation, as Landscaper's reconcile
+// annotation does, and returns the job it had before, for Wait.
+func (w *Writer) Reconcile(ctx context.Context, namespace, name string) (string, error) {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{OperationAnnotation: ReconcileOperation}}})
+	u, err := w.dynamic.Resource(installationsGVR).Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: FieldManager})
+	if err != nil {
+		return "", w.callError(err, fmt.Sprintf("annotating Installation %s/%s to reconcile", namespace, name))
+	}
+	var inst lsInstallation
+	if err := decode(u.Object, &inst, "Installation "+namespace+"/"+name); err != nil {
+		return "", err
+	}
+	return inst.Status.JobID, nil
+}
+
+// Wait waits until a job other than before has finished, Succeeded or
+// Failed, and returns the tree as it is then. When ctx ends first, it
+// returns the tree as far as it can be read, with ctx's error.
+func (w *Writer) Wait(ctx context.Context, namespace, name, before string) (*Tree, error) {
+	for {
+		var inst lsInstallation
+		err := w.get(ctx, installationsGVR, namespace, name, "", &inst)
+		switch {
+		case ctx.Err() != nil:
+			return w.treeAfter(namespace, name), ctx.Err()
+		case err != nil:
+			return nil, err
+		}
+		st := inst.Status
+		if st.JobID != before && st.JobID != "" && st.JobID == st.JobIDFinished && finished(st.Phase) {
+			return w.treeOf(ctx, &inst)
+		}
+		select {
+		case <-ctx.Done():
+			return w.treeAfter(namespace, name), ctx.Err()
+		case <-time.After(w.poll()):
+		}
+	}
+}
+
+func finished(phase string) bool { return phase == phaseSucceeded || phase == phaseFailed }
+
+const (
+	phaseFailed       = "Failed"
+	phaseDeleteFailed = "DeleteFailed"
+)
+
+// treeAfter reads the tree after ctx ended, for the state to say where
+// Landscaper got to; nil when it cannot be read in a few seconds.
+func (w *Writer) treeAfter(namespace, name string) *Tree {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	t, err := w.Tree(ctx, namespace, name)
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
+// ErrDeleteFailed: Landscaper could not remove a deploy item; the Tree
+// returned with it says which and why.
+var ErrDeleteFailed = errors.New("the installation could not be deleted on the Landscaper cluster")
+
+// Uninstall deletes the Installation and waits until Landscaper has
+// removed it with everything its deploy items installed. When Landscaper
+// reports DeleteFailed, or ctx ends first, it returns the tree still
+// there (ErrDeleteFailed or ctx's error). An Installation that failed to
+// delete before is given another reconcile, which retries the deletion.
+func (w *Writer) Uninstall(ctx context.Context, namespace, name string) (*Tree, error) {
+	return w.remove(ctx, namespace, name, false)
+}
+
+// Release removes the Installation and the tree below it from Landscaper
+// and leaves what its deploy items installed in place (Landscaper's
+// delete-without-uninstall): returning the installation to the provider
+// in-process. It returns what the provider's deployers need to take the
+// installed objects and releases over, read before anything was removed.
+func (w *Writer) Release(ctx context.Context, namespace, name string) (*Installation, error) {
+	inst, err := w.Read(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.remove(ctx, namespace, name, true); err != nil {
+		return nil, err
+	}
+	return inst, nil
+}
+
+func (w *Writer) remove(ctx context.Context, namespace, name string, keepInstalled bool) (*Tree, error) {
+	var inst lsInstallation
+	err := w.get(ctx, installationsGVR, namespace, name, "", &inst)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := w.dynamic.Resource(installationsGVR).Namespace(namespace)
+	if keepInstalled {
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{deleteWithoutUninstall: "true"}}})
+		if _, err := res.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
+			return nil, w.callError(err, fmt.Sprintf("annotating Installation %s/%s to keep what it installed", namespace, name))
+		}
+	}
+	if inst.DeletionTimestamp != nil && inst.Status.Phase == phaseDeleteFailed {
+		if _, err := w.Reconcile(ctx, namespace, name); err != nil {
+			return nil, err
+		}
+	} else if err := res.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return nil, w.callError(err, fmt.Sprintf("deleting Installation %s/%s", namespace, name))
+	}
+	retried := inst.Status.JobID
+	for {
+		err := w.get(ctx, installationsGVR, namespace, name, "", &inst)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return nil, nil
+		case ctx.Err() != nil:
+			return w.treeAfter(namespace, name), ctx.Err()
+		case err != nil:
+			return nil, err
+		}
+		st := inst.Status
+		if st.Phase == phaseDeleteFailed && st.JobID == st.JobIDFinished && st.JobID != retried {
+			t, err := w.treeOf(ctx, &inst)
+			if err != nil {
+				return nil, err
+			}
+			return t, ErrDeleteFailed
+		}
+		select {
+		case <-ctx.Done():
+			return w.treeAfter(namespace, name), ctx.Err()
+		case <-time.After(w.poll()):
+		}
+	}
+}
+
+// ExportedTarget is a target an installation exported.
+type ExportedTarget struct {
+	Type   string
+	Config json.RawMessage
+	// Secret names the Secret holding Config, when the Target has one.
+	Secret      string
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// Exports reads the export DataObjects and Targets Landscaper wrote for
+// the installation's spec.exports, by export name. An export not written
+// (yet) is missing.
+func (w *Writer) Exports(ctx context.Context, s Spec) (map[string]any, map[string]ExportedTarget, error) {
+	data := map[string]any{}
+	for _, n := range s.DataExports {
+		var do lsDataObject
+		err := w.get(ctx, dataObjectsGVR, s.Namespace, ObjectName(s.Name, "export", n), fmt.Sprintf("export %q", n), &do)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		v, err := parseJSON(do.Data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("DataObject %s/%s (export %q): %w", s.Namespace, do.Name, n, err)
+		}
+		data[n] = v
+	}
+	targets := map[string]ExportedTarget{}
+	for _, n := range s.TargetExports {
+		var t lsTarget
+		name := ObjectName(s.Name, "export", n)
+		err := w.get(ctx, targetsGVR, s.Namespace, name, fmt.Sprintf("target export %q", n), &t)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		et := ExportedTarget{Type: t.Spec.Type, Config: t.Spec.Config, Labels: t.Labels, Annotations: t.Annotations}
+		if ref := t.Spec.SecretRef; ref != nil {
+			var sec struct {
+				Data map[string][]byte `json:"data"`
+			}
+			if err := w.get(ctx, secretsGVR, s.Namespace, ref.Name, fmt.Sprintf("secretRef of target export %q", n), &sec); err != nil {
+				return nil, nil, err
+			}
+			v, err := keyData(sec.Data, ref.Key, fmt.Sprintf("Secret %s/%s (target export %q)", s.Namespace, ref.Name, n))
+			if err != nil {
+				return nil, nil, err
+			}
+			if et.Config, err = json.Marshal(v); err != nil {
+				return nil, nil, err
+			}
+			et.Secret = ref.Name
+		}
+		targets[n] = et
+	}
+	return data, targets, nil
+}
+
+// TargetSecret is the name of the Secret holding the config of a target
+// import's Target: a target export passing it on refers to it.
+func TargetSecret(inst, importName string) string { return ObjectName(inst, "target", importName) }
+
+// Tree is where Landscaper is with an installation: its phase and job, and
+// the phase and last error of every installation and deploy item under
+// it.
+type Tree struct {
+	Phase         string
+	JobID         string
+	JobIDFinished string
+	LastError     *Error
+	Deleting      bool
+	// Installations by path: "" the root, "a" its sub-installation a,
+	// "a/b" one level deeper.
+	Installations map[string]TreeNode
+	// DeployItems by "<path>/<item>", the root's by item name.
+	DeployItems map[string]DeployItem
+}
+
+// TreeNode is one installation of a Tree.
+type TreeNode struct {
+	Object    string
+	Phase     string
+	LastError *Error
+}
+
+// Tree reads the Installation and everything below it; nil when the
+// Installation is gone.
+func (w *Writer) Tree(ctx context.Context, namespace, name string) (*Tree, error) {
+	var inst lsInstallation
+	err := w.get(ctx, installationsGVR, namespace, name, "", &inst)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w.treeOf(ctx, &inst)
+}
+
+func (w *Writer) treeOf(ctx context.Context, inst *lsInstallation) (*Tree, error) {
+	exec, subs, err := w.tree(ctx, inst, 0)
+	if err != nil {
+		return nil, fmt.Errorf("Installation %s/%s: %w", inst.Namespace, inst.Name, err)
+	}
+	st := inst.Status
+	t := &Tree{Phase: st.Phase, JobID: st.JobID, JobIDFinished: st.JobIDFinished, LastError: st.LastError.plain(),
+		Deleting: inst.DeletionTimestamp != nil, Installations: map[string]TreeNode{"": {Object: inst.Name, Phase: st.Phase, LastError: st.LastError.plain()}}}
+	var walk func(prefix string, subs map[string]*Subinstallation)
+	walk = func(prefix string, subs map[string]*Subinstallation) {
+		for _, n := range slices.Sorted(maps.Keys(subs)) {
+			s := subs[n]
+			t.Installations[prefix+n] = TreeNode{Object: s.Object, Phase: s.Phase, LastError: s.LastError}
+			walk(prefix+n+"/", s.Subinstallations)
+		}
+	}
+	walk("", subs)
+	t.DeployItems = (&Installation{Execution: exec, Subinstallations: subs}).DeployItems()
+	return t, nil
+}
