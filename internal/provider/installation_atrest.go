@@ -199,9 +199,6 @@ func (x *installations) sealStatus(st *installation.Status, seal *atrest.Seal, s
 		// left stays so.
 		seal = atrest.New("", readsSecret)
 	}
-	if sec == nil {
-		sec = masking.NewTree()
-	}
 	for _, d := range seal.Derived() {
 		sec.AddText(d)
 	}
