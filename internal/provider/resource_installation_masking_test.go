@@ -192,98 +192,9 @@ func (c noCanariesInState) CheckState(_ context.Context, req statecheck.CheckSta
 // export read from a ConfigMap that stays readable; the Secret's literal
 // data is masked in deploy_items.
 func TestAccInstallation_secretReadExportIsSensitive(t *testing.T) {
-	if kubeEnv == nil {
-		t.Skip("acceptance tests only (TF_ACC)")
-	}
-	token := "sa-t0ken-" + strings.ToLower(rand.Text())
-	const bp = `apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Blueprint
-imports:
-  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
-  - {name: token, type: data, schema: {type: string}}
-exports:
-  - {name: token, type: data, schema: {type: string}}
-  - {name: greeting, type: data, schema: {type: string}}
-deployExecutions:
-  - name: x
-    type: GoTemplate
-    template: |
-      deployItems:
-        - name: account
-          type: landscaper.gardener.cloud/kubernetes-manifest
-          target: {import: cluster}
-          config:
-            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
-            kind: ProviderConfiguration
-            manifests:
-              - policy: manage
-                manifest: {apiVersion: v1, kind: Secret, metadata: {name: tour-token, namespace: default}, stringData: {token: {{ .imports.token }}}}
-              - policy: manage
-                manifest: {apiVersion: v1, kind: ServiceAccount, metadata: {name: tour-sa, namespace: default}, secrets: [{name: tour-token}]}
-            exports:
-              exports:
-                - key: token
-                  jsonPath: .secrets[0]
-                  fromResource: {apiVersion: v1, kind: ServiceAccount, name: tour-sa, namespace: default}
-                  fromObjectRef: {apiVersion: v1, kind: Secret, jsonPath: .data.token}
-        - name: greeting
-          type: landscaper.gardener.cloud/kubernetes-manifest
-          target: {import: cluster}
-          config:
-            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
-            kind: ProviderConfiguration
-            manifests:
-              - policy: manage
-                manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: tour-greeting, namespace: default}, data: {greeting: hello}}
-            exports:
-              exports:
-                - key: greeting
-                  jsonPath: .data.greeting
-                  fromResource: {apiVersion: v1, kind: ConfigMap, name: tour-greeting, namespace: default}
-exportExecutions:
-  - name: x
-    type: GoTemplate
-    template: |
-      exports:
-        token: {{ .deployitems.account.token }}
-        greeting: {{ .deployitems.greeting.greeting }}
-`
-	cfg := fmt.Sprintf(`
-resource "landscaper_installation" "tour" {
-  name      = "tour"
-  blueprint = { filesystem = { "blueprint.yaml" = %q } }
-  imports   = { token = %q }
-  targets = {
-    cluster = {
-      type   = "landscaper.gardener.cloud/kubernetes-cluster"
-      config = yamlencode({ kubeconfig = file(%q) })
-    }
-  }
-}
-output "exports" { value = landscaper_installation.tour.exports }
-`, bp, token, kubeEnv.KubeconfigPath())
-	res := "landscaper_installation.tour"
-	b64 := base64.StdEncoding.EncodeToString([]byte(token))
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: cfg,
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(res, tfjsonpath.New("exports"), knownvalue.ObjectExact(map[string]knownvalue.Check{
-					"token":    knownvalue.Null(),
-					"greeting": knownvalue.StringExact("hello"),
-				})),
-				statecheck.ExpectKnownValue(res, tfjsonpath.New(attrSensitiveExports), knownvalue.ObjectExact(map[string]knownvalue.Check{
-					"token": knownvalue.StringExact(b64),
-				})),
-				statecheck.ExpectKnownValue(res, tfjsonpath.New(attrDeployItems).AtMapKey("account").AtMapKey("config"),
-					knownvalue.StringRegexp(regexp.MustCompile(`"stringData":\{"token":"\*\*\*"\}`))),
-				// The token is a plain import here: only the Secret's data
-				// masking keeps it out of deploy_items.
-				noCanariesInState{res, noCanaries{[]string{token, b64}}, []string{"imports"}},
-			},
-		}},
-	})
+	testTokenExport(t, "tour", false, statecheck.ExpectKnownValue("landscaper_installation.tour",
+		tfjsonpath.New(attrDeployItems).AtMapKey("account").AtMapKey("config"),
+		knownvalue.StringRegexp(regexp.MustCompile(`"stringData":\{"token":"\*\*\*"\}`))))
 }
 
 // Issue 25: export sensitivity is decided export by export. One item
@@ -291,11 +202,44 @@ output "exports" { value = landscaper_installation.tour.exports }
 // ConfigMap: the token is sensitive, the greeting is not, though both
 // come from the same item.
 func TestAccInstallation_exportBesideSecretExportIsPlain(t *testing.T) {
+	testTokenExport(t, "beside", true)
+}
+
+// testTokenExport applies an installation named name whose item "account"
+// exports a ServiceAccount's token read from its Secret and whose
+// greeting, read from a ConfigMap, comes from that item too (sameItem) or
+// from an item of its own. The token, a plain import, must end in
+// sensitive_exports only and nowhere else in state; the greeting in
+// exports.
+func testTokenExport(t *testing.T, name string, sameItem bool, checks ...statecheck.StateCheck) {
+	t.Helper()
 	if kubeEnv == nil {
 		t.Skip("acceptance tests only (TF_ACC)")
 	}
 	token := "sa-t0ken-" + strings.ToLower(rand.Text())
-	const bp = `apiVersion: landscaper.gardener.cloud/v1alpha1
+	greetingItem, greetingExport := "account", `
+                - key: greeting
+                  jsonPath: .data.greeting
+                  fromResource: {apiVersion: v1, kind: ConfigMap, name: NAME-greeting, namespace: default}`
+	greetingManifest := `
+              - policy: manage
+                manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: NAME-greeting, namespace: default}, data: {greeting: hello}}`
+	accountExtra, greetingItems := greetingManifest, ""
+	if !sameItem {
+		greetingItem, accountExtra = "greeting", ""
+		greetingItems = `
+        - name: greeting
+          type: landscaper.gardener.cloud/kubernetes-manifest
+          target: {import: cluster}
+          config:
+            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
+            kind: ProviderConfiguration
+            manifests:` + greetingManifest + `
+            exports:
+              exports:` + greetingExport
+		greetingExport = ""
+	}
+	bp := strings.ReplaceAll(`apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Blueprint
 imports:
   - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
@@ -316,48 +260,43 @@ deployExecutions:
             kind: ProviderConfiguration
             manifests:
               - policy: manage
-                manifest: {apiVersion: v1, kind: Secret, metadata: {name: beside-token, namespace: default}, stringData: {token: {{ .imports.token }}}}
+                manifest: {apiVersion: v1, kind: Secret, metadata: {name: NAME-token, namespace: default}, stringData: {token: {{ .imports.token }}}}
               - policy: manage
-                manifest: {apiVersion: v1, kind: ServiceAccount, metadata: {name: beside-sa, namespace: default}, secrets: [{name: beside-token}]}
-              - policy: manage
-                manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: beside-greeting, namespace: default}, data: {greeting: hello}}
+                manifest: {apiVersion: v1, kind: ServiceAccount, metadata: {name: NAME-sa, namespace: default}, secrets: [{name: NAME-token}]}`+accountExtra+`
             exports:
               exports:
                 - key: token
                   jsonPath: .secrets[0]
-                  fromResource: {apiVersion: v1, kind: ServiceAccount, name: beside-sa, namespace: default}
-                  fromObjectRef: {apiVersion: v1, kind: Secret, jsonPath: .data.token}
-                - key: greeting
-                  jsonPath: .data.greeting
-                  fromResource: {apiVersion: v1, kind: ConfigMap, name: beside-greeting, namespace: default}
+                  fromResource: {apiVersion: v1, kind: ServiceAccount, name: NAME-sa, namespace: default}
+                  fromObjectRef: {apiVersion: v1, kind: Secret, jsonPath: .data.token}`+greetingExport+greetingItems+`
 exportExecutions:
   - name: x
     type: GoTemplate
     template: |
       exports:
         token: {{ .deployitems.account.token }}
-        greeting: {{ .deployitems.account.greeting }}
-`
+        greeting: {{ .deployitems.`+greetingItem+`.greeting }}
+`, "NAME", name)
 	cfg := fmt.Sprintf(`
-resource "landscaper_installation" "beside" {
-  name      = "beside"
-  blueprint = { filesystem = { "blueprint.yaml" = %q } }
-  imports   = { token = %q }
+resource "landscaper_installation" %[1]q {
+  name      = %[1]q
+  blueprint = { filesystem = { "blueprint.yaml" = %[2]q } }
+  imports   = { token = %[3]q }
   targets = {
     cluster = {
       type   = "landscaper.gardener.cloud/kubernetes-cluster"
-      config = yamlencode({ kubeconfig = file(%q) })
+      config = yamlencode({ kubeconfig = file(%[4]q) })
     }
   }
 }
-`, bp, token, kubeEnv.KubeconfigPath())
-	res := "landscaper_installation.beside"
+`, name, bp, token, kubeEnv.KubeconfigPath())
+	res := "landscaper_installation." + name
 	b64 := base64.StdEncoding.EncodeToString([]byte(token))
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config: cfg,
-			ConfigStateChecks: []statecheck.StateCheck{
+			ConfigStateChecks: append([]statecheck.StateCheck{
 				statecheck.ExpectKnownValue(res, tfjsonpath.New("exports"), knownvalue.ObjectExact(map[string]knownvalue.Check{
 					"token":    knownvalue.Null(),
 					"greeting": knownvalue.StringExact("hello"),
@@ -365,8 +304,10 @@ resource "landscaper_installation" "beside" {
 				statecheck.ExpectKnownValue(res, tfjsonpath.New(attrSensitiveExports), knownvalue.ObjectExact(map[string]knownvalue.Check{
 					"token": knownvalue.StringExact(b64),
 				})),
+				// The token is a plain import here: only the Secret's data
+				// masking keeps it out of deploy_items.
 				noCanariesInState{res, noCanaries{[]string{token, b64}}, []string{"imports"}},
-			},
+			}, checks...),
 		}},
 	})
 }
