@@ -132,7 +132,8 @@ func TestExamplesValidateAndPlan(t *testing.T) {
 	}
 }
 
-// docBlock is one ```terraform (or hcl) code block of a page of docs/.
+// docBlock is one ```terraform (or hcl) code block of a page of docs/ or
+// of the README.
 type docBlock struct {
 	page, text string
 }
@@ -146,6 +147,8 @@ func docBlocks(t *testing.T) []docBlock {
 		t.Fatal(err)
 	}
 	more, _ := filepath.Glob(filepath.Join(repoRoot, "docs", "*", "*.md"))
+	// The README is the first page most people read.
+	more = append(more, filepath.Join(repoRoot, "README.md"))
 	var blocks []docBlock
 	for _, page := range append(pages, more...) {
 		rel, _ := filepath.Rel(repoRoot, page)
