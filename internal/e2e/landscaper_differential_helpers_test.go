@@ -2,15 +2,12 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha1" //nolint:gosec // Landscaper's names, not a security measure
-	"encoding/base32"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
 	gopath "path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,14 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/kube"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster/lstest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lsreferee"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/testenv"
 )
 
@@ -98,12 +94,10 @@ type diffRun struct {
 	renamed map[string]string
 }
 
-// contextName is the name Landscaper gives the Target or DataObject of an
-// import in an installation's context ("Inst.<installation>"): the sha1 of
-// "<context>/<name>" in lower-case base32 without padding.
-func contextName(instContext, name string) string {
-	h := sha1.Sum([]byte(instContext + "/" + name))
-	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(h[:]))
+// installation is c as both sides get it, deploying into ns.
+func (c diffCase) installation(ns string) lsreferee.Installation {
+	return lsreferee.Installation{Name: c.name, Blueprint: c.blueprint, Imports: withNamespace(c.imports, ns),
+		Targets: c.targets, TargetLists: c.targetLists, TargetMaps: c.targetMaps}
 }
 
 // differential runs c with Landscaper and with the provider, and compares
@@ -115,13 +109,12 @@ func differential(t *testing.T, c diffCase) {
 	k := newDiffKube(t, env)
 	instNS, lsNS, tfNS := c.name+"-inst", c.name+"-ls", c.name+"-tf"
 	for _, ns := range []string{instNS, lsNS, tfNS} {
-		k.create(&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
-			"metadata": map[string]any{"name": ns}}})
+		k.Namespace(ns)
 	}
 
 	for _, ns := range []string{lsNS, tfNS} {
 		for _, name := range c.strays {
-			k.create(&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			k.Create(&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 				"metadata": map[string]any{"name": name, "namespace": ns}, "data": map[string]any{"role": "stray"}}})
 		}
 	}
@@ -143,8 +136,8 @@ func differential(t *testing.T, c diffCase) {
 	report(t, c, "apply", ls.results, tf.results)
 
 	ls.deleted, ls.left = k.deleting(ls.ns, c.resources, func() {
-		k.delete(lstest.GVRs["Installation"], instNS, c.name)
-		k.waitGone(lstest.GVRs["Installation"], instNS, c.name)
+		k.Delete(lstest.GVRs["Installation"], instNS, c.name)
+		k.WaitGone(lstest.GVRs["Installation"], instNS, c.name)
 	})
 	tf.deleted, tf.left = k.deleting(tf.ns, c.resources, func() {
 		if out, code := w.Run(nil, "destroy", "-input=false", "-no-color", "-auto-approve"); code != 0 {
@@ -173,7 +166,7 @@ func report(t *testing.T, c diffCase, stage string, ls, tf map[string]any) {
 			continue
 		}
 		for _, d := range diffs {
-			line := fmt.Sprintf("%s:\n    Landscaper: %s\n    provider:   %s", d.path, compact(d.ls), compact(d.tf))
+			line := fmt.Sprintf("%s:\n    Landscaper: %s\n    provider:   %s", d.path, lsreferee.Compact(d.ls), lsreferee.Compact(d.tf))
 			if why := explanation(c.explained, d.path); why != "" {
 				explained = append(explained, line+"\n    explained: "+why)
 				continue
@@ -202,7 +195,7 @@ func leafDiffs(path string, a, b any) []leafDiff {
 	am, aok := a.(map[string]any)
 	bm, bok := b.(map[string]any)
 	if !aok || !bok {
-		if compact(a) == compact(b) {
+		if lsreferee.Compact(a) == lsreferee.Compact(b) {
 			return nil
 		}
 		return []leafDiff{{path, a, b}}
@@ -237,98 +230,15 @@ func union(a, b map[string]any) map[string]any {
 	return out
 }
 
-func compact(v any) string {
-	if v == nil {
-		return "(none)"
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
 // runLandscaper writes c's Installation with its Targets and DataObjects
 // into instNS, as Landscaper's docs write them, with the reconcile
 // annotation, waits for its job to finish and reads the tree.
 func runLandscaper(t *testing.T, k *diffKube, c diffCase, instNS string, run *diffRun) {
 	t.Helper()
-	target := func(name string) {
-		k.create(&unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "landscaper.gardener.cloud/v1alpha1", "kind": "Target",
-			"metadata": map[string]any{"name": name, "namespace": instNS},
-			"spec": map[string]any{"type": "landscaper.gardener.cloud/kubernetes-cluster",
-				"config": map[string]any{"kubeconfig": k.kubeconfig}},
-		}})
-	}
-	var targetImports []any
-	// Landscaper names the root's targets in its context, where
-	// sub-installations import them, by a hash of their import; the
-	// provider by the names given.
-	run.renamed = map[string]string{}
-	instContext := "Inst." + c.name
-	for _, name := range c.targets {
-		target(name)
-		run.renamed[contextName(instContext, name)] = name
-		targetImports = append(targetImports, map[string]any{"name": name, "target": name})
-	}
-	for _, name := range slices.Sorted(maps.Keys(c.targetLists)) {
-		var names []any
-		for i := range c.targetLists[name] {
-			n := fmt.Sprintf("%s-%d", name, i)
-			target(n)
-			run.renamed[contextName(instContext, fmt.Sprintf("%s[%d]", name, i))] = n
-			names = append(names, n)
-		}
-		targetImports = append(targetImports, map[string]any{"name": name, "targets": names})
-	}
-	for _, name := range slices.Sorted(maps.Keys(c.targetMaps)) {
-		m := map[string]any{}
-		for _, key := range c.targetMaps[name] {
-			n := name + "-" + key
-			target(n)
-			run.renamed[contextName(instContext, name+"["+key+"]")] = n
-			m[key] = n
-		}
-		targetImports = append(targetImports, map[string]any{"name": name, "targetMap": m})
-	}
-	var dataImports []any
-	for name, value := range withNamespace(c.imports, run.ns) {
-		k.create(&unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "landscaper.gardener.cloud/v1alpha1", "kind": "DataObject",
-			"metadata": map[string]any{"name": "import-" + name, "namespace": instNS},
-			"data":     value,
-		}})
-		dataImports = append(dataImports, map[string]any{"name": name, "dataRef": "import-" + name})
-	}
-	var dataExports []any
-	for _, name := range blueprintDataExports(t, c.blueprint["blueprint.yaml"]) {
-		dataExports = append(dataExports, map[string]any{"name": name, "dataRef": "export-" + name})
-	}
-	files := nestedFilesystem(c.blueprint)
-	imports := map[string]any{}
-	if dataImports != nil {
-		imports["data"] = dataImports
-	}
-	if targetImports != nil {
-		imports["targets"] = targetImports
-	}
-	spec := map[string]any{
-		"blueprint": map[string]any{"inline": map[string]any{"filesystem": files}},
-		"imports":   imports,
-	}
-	if dataExports != nil {
-		spec["exports"] = map[string]any{"data": dataExports}
-	}
-	k.create(&unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "landscaper.gardener.cloud/v1alpha1", "kind": "Installation",
-		"metadata": map[string]any{"name": c.name, "namespace": instNS,
-			"annotations": map[string]any{"landscaper.gardener.cloud/operation": "reconcile"}},
-		"spec": spec,
-	}})
-	k.waitJobFinished(instNS, c.name)
+	run.renamed = k.Write(instNS, c.installation(run.ns))
+	k.WaitJobFinished(instNS, c.name)
 
-	rc, err := clientcmd.RESTConfigFromKubeConfig([]byte(k.kubeconfig))
+	rc, err := clientcmd.RESTConfigFromKubeConfig([]byte(k.Kubeconfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +252,7 @@ func runLandscaper(t *testing.T, k *diffKube, c diffCase, instNS string, run *di
 	}
 	if inst.Phase != "Succeeded" {
 		for _, ns := range []string{instNS} {
-			list, err := k.d.Resource(lstest.GVRs["Installation"]).Namespace(ns).List(t.Context(), metav1.ListOptions{})
+			list, err := k.D.Resource(lstest.GVRs["Installation"]).Namespace(ns).List(t.Context(), metav1.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -363,7 +273,7 @@ func runLandscaper(t *testing.T, k *diffKube, c diffCase, instNS string, run *di
 	walk("", inst.Subinstallations)
 	for key, di := range inst.DeployItems() {
 		run.results["items/"+key] = di.Phase
-		obj := k.get(lstest.GVRs["DeployItem"], instNS, di.Object)
+		obj := k.Get(lstest.GVRs["DeployItem"], instNS, di.Object)
 		codes, _, _ := unstructured.NestedStringSlice(obj.Object, "status", "lastError", "codes")
 		reason, _, _ := unstructured.NestedString(obj.Object, "status", "lastError", "reason")
 		if di.Phase == "Failed" {
@@ -382,66 +292,7 @@ func runLandscaper(t *testing.T, k *diffKube, c diffCase, instNS string, run *di
 // terraform CLI in w and reads the state.
 func runProvider(t *testing.T, w *acctest.Workspace, k *diffKube, c diffCase, run *diffRun) {
 	t.Helper()
-	acctest.WriteFile(t, w.Path("kubeconfig"), k.kubeconfig)
-	for p, content := range c.blueprint {
-		full := filepath.Join(w.Path("blueprint"), filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		acctest.WriteFile(t, full, content)
-	}
-	imports, err := json.Marshal(withNamespace(c.imports, run.ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	acctest.WriteFile(t, w.Path("imports.json"), string(imports))
-
-	inline := func(name string) string {
-		return fmt.Sprintf(`{ name = %q, type = "landscaper.gardener.cloud/kubernetes-cluster", config = local.cluster }`, name)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `
-locals {
-  cluster = sensitive(yamlencode({ kubeconfig = file("${path.module}/kubeconfig") }))
-}
-
-resource "landscaper_installation" "diff" {
-  name      = %q
-  blueprint = { path = "${path.module}/blueprint" }
-  imports   = jsondecode(file("${path.module}/imports.json"))
-  timeouts  = { create = "4m", update = "4m", delete = "4m" }
-`, c.name)
-	if len(c.targets) > 0 {
-		b.WriteString("  targets = {\n")
-		for _, name := range c.targets {
-			fmt.Fprintf(&b, "    %q = %s\n", name, inline(name))
-		}
-		b.WriteString("  }\n")
-	}
-	if len(c.targetLists) > 0 {
-		b.WriteString("  target_lists = {\n")
-		for _, name := range slices.Sorted(maps.Keys(c.targetLists)) {
-			var elems []string
-			for i := range c.targetLists[name] {
-				elems = append(elems, inline(fmt.Sprintf("%s-%d", name, i)))
-			}
-			fmt.Fprintf(&b, "    %q = [%s]\n", name, strings.Join(elems, ", "))
-		}
-		b.WriteString("  }\n")
-	}
-	if len(c.targetMaps) > 0 {
-		b.WriteString("  target_maps = {\n")
-		for _, name := range slices.Sorted(maps.Keys(c.targetMaps)) {
-			var elems []string
-			for _, key := range c.targetMaps[name] {
-				elems = append(elems, fmt.Sprintf("%q = %s", key, inline(name+"-"+key)))
-			}
-			fmt.Fprintf(&b, "    %q = { %s }\n", name, strings.Join(elems, ", "))
-		}
-		b.WriteString("  }\n")
-	}
-	b.WriteString("}\n")
-	w.Config(b.String())
+	lsreferee.WriteProvider(t, w, k.Kubeconfig, c.installation(run.ns))
 
 	out, code := w.Run(nil, "apply", "-input=false", "-no-color", "-auto-approve")
 	if _, err := os.Stat(w.Path("terraform.tfstate")); os.IsNotExist(err) {
@@ -450,7 +301,7 @@ resource "landscaper_installation" "diff" {
 		run.results = map[string]any{"phase": "(plan failed)"}
 		return
 	}
-	attrs := w.Attributes("landscaper_installation", "diff")
+	attrs := w.Attributes("landscaper_installation", lsreferee.ProviderName)
 	phase, _ := acctest.Dig(attrs, "status", "phase").(string)
 	if (code == 0) != (phase == "Succeeded") {
 		t.Fatalf("terraform apply exited %d with the installation %s:\n%s", code, phase, out)
@@ -486,26 +337,6 @@ resource "landscaper_installation" "diff" {
 	}
 }
 
-// nestedFilesystem is files by slash-separated path in Landscaper's
-// inline file system: a directory is an object of its entries.
-func nestedFilesystem(files map[string]string) map[string]any {
-	root := map[string]any{}
-	for p, content := range files {
-		dir := root
-		parts := strings.Split(p, "/")
-		for _, d := range parts[:len(parts)-1] {
-			sub, ok := dir[d].(map[string]any)
-			if !ok {
-				sub = map[string]any{}
-				dir[d] = sub
-			}
-			dir = sub
-		}
-		dir[parts[len(parts)-1]] = content
-	}
-	return root
-}
-
 // diagnostics is the errors of a terraform output, from the first "Error:".
 func diagnostics(out string) string {
 	if i := strings.Index(out, "Error:"); i >= 0 {
@@ -532,123 +363,17 @@ func withNamespace(imports map[string]any, ns string) map[string]any {
 	return out
 }
 
-// blueprintDataExports are the names of the blueprint's data exports.
-func blueprintDataExports(t *testing.T, blueprint string) []string {
-	t.Helper()
-	var bp struct {
-		Exports []struct {
-			Name string `json:"name"`
-			Type string `json:"type"`
-		} `json:"exports"`
-	}
-	if err := yaml.Unmarshal([]byte(blueprint), &bp); err != nil {
-		t.Fatalf("blueprint.yaml: %v", err)
-	}
-	var names []string
-	for _, e := range bp.Exports {
-		if e.Type == "" || e.Type == "data" {
-			names = append(names, e.Name)
-		}
-	}
-	return names
-}
-
 // diffKube is the differential tests' view of the API server.
 type diffKube struct {
-	t          *testing.T
-	d          dynamic.Interface
-	kubeconfig string
+	*lsreferee.Kube
+	t *testing.T
 }
 
 func newDiffKube(t *testing.T, env *testenv.Env) *diffKube {
 	t.Helper()
-	rc, err := clientcmd.RESTConfigFromKubeConfig([]byte(env.Kubeconfig()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &diffKube{t: t, d: d, kubeconfig: env.Kubeconfig()}
-}
-
-func (k *diffKube) resource(gvr schema.GroupVersionResource, ns string) dynamic.ResourceInterface {
-	if ns == "" {
-		return k.d.Resource(gvr)
-	}
-	return k.d.Resource(gvr).Namespace(ns)
-}
-
-func (k *diffKube) create(u *unstructured.Unstructured) {
-	k.t.Helper()
-	gvr, ok := lstest.GVRs[u.GetKind()]
-	if !ok {
-		k.t.Fatalf("object of unknown kind %q", u.GetKind())
-	}
-	if _, err := k.resource(gvr, u.GetNamespace()).Create(k.t.Context(), u, metav1.CreateOptions{}); err != nil {
-		k.t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
-	}
-}
-
-func (k *diffKube) get(gvr schema.GroupVersionResource, ns, name string) *unstructured.Unstructured {
-	k.t.Helper()
-	u, err := k.resource(gvr, ns).Get(k.t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		k.t.Fatalf("get %s %s/%s: %v", gvr.Resource, ns, name, err)
-	}
-	return u
-}
-
-func (k *diffKube) delete(gvr schema.GroupVersionResource, ns, name string) {
-	k.t.Helper()
-	if err := k.resource(gvr, ns).Delete(k.t.Context(), name, metav1.DeleteOptions{}); err != nil {
-		k.t.Fatalf("delete %s %s/%s: %v", gvr.Resource, ns, name, err)
-	}
-}
-
-// poll calls done every 200 ms until it returns true, failing the test
-// with what() after diffTimeout.
-func (k *diffKube) poll(done func() bool, what func() string) {
-	k.t.Helper()
-	deadline := time.Now().Add(diffTimeout)
-	for !done() {
-		if time.Now().After(deadline) {
-			k.t.Fatalf("after %s: %s", diffTimeout, what())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// waitJobFinished waits until the Installation's job has finished:
-// status.jobIDFinished equals a non-empty status.jobID, in a final phase.
-func (k *diffKube) waitJobFinished(ns, name string) {
-	k.t.Helper()
-	var status map[string]any
-	k.poll(func() bool {
-		u := k.get(lstest.GVRs["Installation"], ns, name)
-		status, _, _ = unstructured.NestedMap(u.Object, "status")
-		job, _ := status["jobID"].(string)
-		phase, _ := status["phase"].(string)
-		return job != "" && status["jobIDFinished"] == job && (phase == "Succeeded" || phase == "Failed")
-	}, func() string {
-		return fmt.Sprintf("Installation %s/%s has not finished its job: status %s", ns, name, compact(status))
-	})
-}
-
-func (k *diffKube) waitGone(gvr schema.GroupVersionResource, ns, name string) {
-	k.t.Helper()
-	var last any
-	k.poll(func() bool {
-		u, err := k.resource(gvr, ns).Get(k.t.Context(), name, metav1.GetOptions{})
-		if err != nil {
-			return true
-		}
-		last = u.Object["status"]
-		return false
-	}, func() string {
-		return fmt.Sprintf("%s %s/%s is still there: status %s", gvr.Resource, ns, name, compact(last))
-	})
+	k := lsreferee.NewKube(t, env.Kubeconfig())
+	k.Timeout = diffTimeout
+	return &diffKube{Kube: k, t: t}
 }
 
 // skipped are objects no deployer made: what Kubernetes puts into every
@@ -661,7 +386,7 @@ func (k *diffKube) objects(ns string, resources []string) map[string]any {
 	k.t.Helper()
 	out := map[string]any{}
 	for _, res := range resources {
-		list, err := k.resource(schema.GroupVersionResource{Version: "v1", Resource: res}, ns).List(k.t.Context(), metav1.ListOptions{})
+		list, err := k.Resource(schema.GroupVersionResource{Version: "v1", Resource: res}, ns).List(k.t.Context(), metav1.ListOptions{})
 		if err != nil {
 			k.t.Fatal(err)
 		}
@@ -688,7 +413,7 @@ func (k *diffKube) deleting(ns string, resources []string, del func()) (deleted 
 	)
 	before := k.objects(ns, resources)
 	for _, res := range resources {
-		ri := k.resource(schema.GroupVersionResource{Version: "v1", Resource: res}, ns)
+		ri := k.Resource(schema.GroupVersionResource{Version: "v1", Resource: res}, ns)
 		list, err := ri.List(ctx, metav1.ListOptions{})
 		if err != nil {
 			k.t.Fatal(err)
@@ -713,7 +438,7 @@ func (k *diffKube) deleting(ns string, resources []string, del func()) (deleted 
 	del()
 	left = k.objects(ns, resources)
 	want := len(before) - len(left)
-	k.poll(func() bool {
+	k.Poll(func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(seen) >= want
