@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -121,8 +122,44 @@ func TestRoundsFlipBooleansAlone(t *testing.T) {
 	if NewRounds(map[string]any{"data/s": "x", "data/t": "y"}).Count() != 1 {
 		t.Error("strings alone need more than one round")
 	}
-	if NewRounds(map[string]any{"data/n": json.Number("7")}).Count() != 3 {
-		t.Error("a number needs random rounds")
+	if NewRounds(map[string]any{"data/n": json.Number("7")}).Count() != 4 {
+		t.Error("a number needs rounds below, above and past zero")
+	}
+}
+
+// A comparison of a secret number with a threshold between zero and the
+// secret, or between the secret and the next power of ten, comes out
+// otherwise for one of the stand-ins, so whatever it decided is masked.
+func TestNumberThresholdsAreCrossed(t *testing.T) {
+	for _, n := range []float64{7, 50, 99, 1234, -5, -480, 3.5, 0} {
+		r := NewRounds(map[string]any{"data/n": n})
+		var standins []float64
+		for i := range r.Count() {
+			standins = append(standins, r.Standins(i).At("data/n", n).(float64))
+		}
+		next := math.Pow(10, math.Floor(math.Log10(math.Abs(n)))+1)
+		if n == 0 {
+			next = 1
+		}
+		lo, hi := min(0, n), max(0, n)
+		thresholds := []float64{lo, hi, (lo + hi) / 2, n + 0.5, n - 0.5}
+		if n >= 0 {
+			thresholds = append(thresholds, next-0.5)
+		} else {
+			thresholds = append(thresholds, -next+0.5)
+		}
+		for _, th := range thresholds {
+			if th < lo-0.5 || th > hi+next {
+				continue
+			}
+			crossed := false
+			for _, s := range standins {
+				crossed = crossed || (s > th) != (n > th) || (s < th) != (n < th)
+			}
+			if !crossed {
+				t.Errorf("secret %v, threshold %v: every stand-in %v is on the secret's side", n, th, standins)
+			}
+		}
 	}
 }
 

@@ -26,9 +26,11 @@ const Mask = "***"
 // alone changes what a string or a number's digits feed, but a branch on
 // two booleans (a && b) or a comparison of a number may come out the same
 // for the stand-ins, so secrets holding booleans or numbers get more
-// rounds: each of the first booleans flipped alone, numbers drawn at
-// random (from a seed of the secrets, so a plan and its apply draw the
-// same). A leaf that differs from the real rendering in any round was
+// rounds: each of the first booleans flipped alone; numbers smaller in
+// magnitude, larger in magnitude and of the other sign, so that a
+// threshold anywhere lies between the secret and one of its stand-ins
+// (digits drawn from a seed of the secrets, so a plan and its apply draw
+// the same). A leaf that differs from the real rendering in any round was
 // influenced by a secret.
 type Rounds struct {
 	n    int
@@ -75,7 +77,7 @@ func NewRounds(secrets map[string]any) *Rounds {
 		extra = len(bools)
 	}
 	if numbers {
-		extra = max(extra, 2)
+		extra = max(extra, 3)
 	}
 	r.n += min(extra, maxRounds-1)
 	if r.n > 1 {
@@ -240,17 +242,35 @@ func (s *Standins) draw(path string) uint64 {
 }
 
 // number is the stand-in of a number written as text: its digits moved on
-// in round 0 (so every digit, and so every prefix and suffix, differs), a
-// random number of similar or smaller magnitude later.
+// in round 0 (so every digit, and so every prefix and suffix, differs);
+// then, with digits drawn at random, one of fewer integer digits (round
+// 1), one of more (round 2), and the first with the other sign (round 3).
+// A threshold between zero and the secret, or between the secret and the
+// next power of ten above it, lies between the secret and one of them, so
+// a comparison with it comes out otherwise for that stand-in; one further
+// off (ten times the secret, or past zero) may not.
 func (s *Standins) number(path, n string) string {
-	if s.round == 0 {
-		return rotatedNumber(n, 1)
-	}
 	neg := strings.HasPrefix(n, "-")
+	switch s.round {
+	case 0:
+		return rotatedNumber(n, 1)
+	case 3:
+		if neg {
+			return strings.TrimPrefix(rotatedNumber(n, 1), "-")
+		}
+		return "-" + rotatedNumber(n, 1)
+	}
 	digits := strings.TrimLeft(strings.SplitN(strings.TrimPrefix(n, "-"), ".", 2)[0], "0")
 	u := s.draw(path)
-	e := int(u % uint64(len(digits)+2))
-	v := 1 + (u>>8)%uint64(math.Pow10(min(e, 18)))
+	var v uint64
+	if s.round == 1 {
+		// Below 10^(digits-1): the secret has at least that many.
+		v = (u >> 8) % uint64(math.Pow10(min(max(len(digits)-1, 0), 18)))
+	} else {
+		// At least 10^digits, below 10^(digits+1).
+		lo := uint64(math.Pow10(min(len(digits), 17)))
+		v = lo + (u>>8)%(9*lo)
+	}
 	out := strconv.FormatUint(v, 10)
 	if strings.ContainsAny(n, ".eE") {
 		out += "." + strconv.FormatUint((u>>40)%1000+1, 10)
