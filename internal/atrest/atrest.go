@@ -3,8 +3,11 @@
 // apply time and kept nowhere else. Wherever the tree is stored (Terraform
 // state and private state), nothing a sealed value influenced is kept:
 //
-//   - A node is rendered a second time with every sealed import replaced
-//     by a stand-in (Blueprint); each deploy item's config, with every leaf
+//   - A node is rendered again with every sealed import replaced by a
+//     stand-in (Blueprint), once per round of masking.Rounds (sealed
+//     booleans and numbers get more than one, as a branch on two of them
+//     can come out the same for one set of stand-ins); each deploy item's
+//     config, with every leaf
 //     that differs masked and the data of Kubernetes Secrets masked, is
 //     what is kept of it (engine.ItemSpec.AtRest). The item's hash covers
 //     that masked config, what the node was rendered from without the
@@ -13,7 +16,7 @@
 //     the version the user bumps when a secret changed. No digest of a
 //     secret is kept, keyed or not: there is no key that could be kept
 //     nowhere and yet be there at every plan, refresh and destroy.
-//   - A node's exports are computed a second time from stand-ins; those
+//   - A node's exports are computed again from stand-ins, round by round; those
 //     that differ are sealed too, for whoever imports them.
 //   - Status returns what may be stored of a tree: masked configs and
 //     exports, deployer states without digests (deployer.Sealer).
@@ -45,7 +48,6 @@ type Seal struct {
 	// secretExport says whether an item's export may hold a secret on
 	// its own account (it reads a Kubernetes Secret).
 	secretExport func(engine.ItemSpec) bool
-	standins     *masking.Standins
 
 	mu sync.Mutex
 	// derived are the texts of derived leaves found so far, for masking
@@ -60,8 +62,7 @@ type Seal struct {
 // Sealed with version. secretExport tells items whose exports may hold a
 // secret on their own account.
 func New(version string, secretExport func(engine.ItemSpec) bool) *Seal {
-	return &Seal{standin: standin(version), secretExport: secretExport, standins: &masking.Standins{},
-		secretExports: map[string]bool{}}
+	return &Seal{standin: standin(version), secretExport: secretExport, secretExports: map[string]bool{}}
 }
 
 // standin is what stands for sealed values in hashes: it changes when the
@@ -109,17 +110,32 @@ type sealed struct {
 
 func (b *sealed) Digest() string { return b.inner.Digest() }
 
-// standinData replaces the values of data that sealed names by stand-ins.
-func (s *Seal) standinData(data map[string]any, sealedNames map[string]string) map[string]any {
+// secretValues collects, under prefix/<name>, the values of data that
+// names picks, for planning the rounds of stand-ins.
+func secretValues(into map[string]any, prefix string, data map[string]any, names func(string) bool) {
+	for n, v := range data {
+		if names(n) {
+			into[prefix+n] = v
+		}
+	}
+}
+
+// standinData replaces the values of data that names picks by their
+// stand-ins of one round, found under prefix/<name> as secretValues
+// collected them.
+func standinData(st *masking.Standins, prefix string, data map[string]any, names func(string) bool) map[string]any {
 	out := maps.Clone(data)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for n := range sealedNames {
-		if v, ok := out[n]; ok {
-			out[n] = s.standins.Of(v)
+	for n, v := range out {
+		if names(n) {
+			out[n] = st.At(prefix+n, v)
 		}
 	}
 	return out
+}
+
+// isIn is a name picker of a set kept as a map.
+func isIn[V any](set map[string]V) func(string) bool {
+	return func(n string) bool { _, ok := set[n]; return ok }
 }
 
 func (b *sealed) Render(ctx context.Context, in installation.Input) (*installation.Rendered, error) {
@@ -127,18 +143,30 @@ func (b *sealed) Render(ctx context.Context, in installation.Input) (*installati
 	if err != nil {
 		return r, err
 	}
-	var shadow *installation.Rendered
+	var shadows []*installation.Rendered
 	if len(in.Imports.Sealed) > 0 {
-		sin := in
-		sin.Imports.Data = b.s.standinData(in.Imports.Data, in.Imports.Sealed)
-		if shadow, err = b.inner.Render(ctx, sin); err != nil {
-			shadow = nil // nothing to compare with: every leaf counts as derived
-		}
-		if err := sameState(r.State, shadow); err != nil {
-			return nil, err
-		}
-		if err := sameNames(r, shadow); err != nil {
-			return nil, err
+		secrets := map[string]any{}
+		secretValues(secrets, "imports/", in.Imports.Data, isIn(in.Imports.Sealed))
+		rounds := masking.NewRounds(secrets)
+		for i := range rounds.Count() {
+			sin := in
+			sin.Imports.Data = standinData(rounds.Standins(i), "imports/", in.Imports.Data, isIn(in.Imports.Sealed))
+			shadow, err := b.inner.Render(ctx, sin)
+			if err != nil {
+				// Nothing to compare with: every leaf counts as derived.
+				shadows = nil
+				if err := sameState(r.State, nil); err != nil {
+					return nil, err
+				}
+				break
+			}
+			if err := sameState(r.State, shadow); err != nil {
+				return nil, err
+			}
+			if err := sameNames(r, shadow); err != nil {
+				return nil, err
+			}
+			shadows = append(shadows, shadow)
 		}
 	}
 	// A copy: the inner blueprint may keep what it rendered for later calls.
@@ -146,15 +174,21 @@ func (b *sealed) Render(ctx context.Context, in installation.Input) (*installati
 	out.Items = make(map[string]engine.ItemSpec, len(r.Items))
 	key := installation.InputHash(b.inner, in.Imports)
 	for name, spec := range r.Items {
-		var sv any
-		found := shadow != nil
-		if found {
-			var si engine.ItemSpec
-			if si, found = shadow.Items[name]; found {
-				sv, found = masking.Decode(si.Config)
+		var svs []any
+		found := len(shadows) > 0
+		for _, shadow := range shadows {
+			si, ok := shadow.Items[name]
+			var sv any
+			if ok {
+				sv, ok = masking.Decode(si.Config)
 			}
+			found = found && ok
+			svs = append(svs, sv)
 		}
-		spec = b.s.item(spec, sv, found || len(in.Imports.Sealed) == 0, key)
+		if !found {
+			svs = nil
+		}
+		spec = b.s.item(spec, svs, found || len(in.Imports.Sealed) == 0, key)
 		b.s.mu.Lock()
 		b.s.secretExports[installation.Join(in.Path, name)] = spec.Withheld || b.s.secretExport != nil && b.s.secretExport(spec)
 		b.s.mu.Unlock()
@@ -168,22 +202,27 @@ func (b *sealed) Render(ctx context.Context, in installation.Input) (*installati
 }
 
 // item sets what is kept of spec: its config with what a sealed value
-// influenced masked (compared with shadow, the same config rendered from
-// stand-ins, when comparable; without one, a node with sealed imports has
+// influenced masked (compared with shadows, the same config rendered from
+// each round's stand-ins, when comparable; a node without sealed imports
+// has none; a node with sealed imports but nothing to compare with has
 // every leaf masked), and the data of Kubernetes Secrets masked.
-func (s *Seal) item(spec engine.ItemSpec, shadow any, compared bool, key string) engine.ItemSpec {
+func (s *Seal) item(spec engine.ItemSpec, shadows []any, compared bool, key string) engine.ItemSpec {
 	v, ok := masking.Decode(spec.Config)
 	if !ok {
 		v = string(spec.Config)
 	}
 	var c masking.Comparison
 	switch {
-	case compared && shadow == nil && !ok:
+	case compared && len(shadows) == 0 && !ok:
 		c = masking.Comparison{Masked: v}
-	case compared && shadow == nil:
+	case compared && len(shadows) == 0:
 		c = masking.Compare(v, []any{v}, same, []masking.Literal{same})
 	case compared:
-		c = masking.Compare(v, []any{shadow}, same, []masking.Literal{same})
+		literals := make([]masking.Literal, len(shadows))
+		for i := range literals {
+			literals[i] = same
+		}
+		c = masking.Compare(v, shadows, same, literals)
 	default:
 		c = masking.All(v)
 	}
@@ -279,25 +318,36 @@ func (b *sealed) Exports(ctx context.Context, in installation.Input, values inst
 	if len(in.Imports.Sealed) == 0 && len(values.Sealed) == 0 && !slices.Contains(slices.Collect(maps.Values(items)), true) {
 		return ex, nil
 	}
-	sin := in
-	sin.Imports.Data = b.s.standinData(in.Imports.Data, in.Imports.Sealed)
-	sv := values
-	sv.DataObjects = b.s.standinData(values.DataObjects, values.Sealed)
-	sv.DeployItems = maps.Clone(values.DeployItems)
-	b.s.mu.Lock()
-	for name, secret := range items {
-		if secret {
-			sv.DeployItems[name] = b.s.standins.Of(sv.DeployItems[name])
+	secretItem := func(n string) bool { return items[n] }
+	secrets := map[string]any{}
+	secretValues(secrets, "imports/", in.Imports.Data, isIn(in.Imports.Sealed))
+	secretValues(secrets, "dataobjects/", values.DataObjects, isIn(values.Sealed))
+	secretValues(secrets, "deployitems/", values.DeployItems, secretItem)
+	rounds := masking.NewRounds(secrets)
+	for i := range rounds.Count() {
+		st := rounds.Standins(i)
+		sin := in
+		sin.Imports.Data = standinData(st, "imports/", in.Imports.Data, isIn(in.Imports.Sealed))
+		sv := values
+		sv.DataObjects = standinData(st, "dataobjects/", values.DataObjects, isIn(values.Sealed))
+		sv.DeployItems = standinData(st, "deployitems/", values.DeployItems, secretItem)
+		shadow, err := b.inner.Exports(ctx, sin, sv)
+		if err := b.s.sealDiffering(&ex, shadow, err); err != nil {
+			return ex, err
 		}
 	}
-	b.s.mu.Unlock()
-	shadow, err := b.inner.Exports(ctx, sin, sv)
+	return ex, nil
+}
+
+// sealDiffering seals the data exports of ex that differ in shadow (all
+// of them when the shadow failed), and refuses a target export that does.
+func (s *Seal) sealDiffering(ex *installation.Exports, shadow installation.Exports, err error) error {
 	for _, n := range slices.Sorted(maps.Keys(ex.Data)) {
 		if err != nil || !sameJSON(ex.Data[n], shadow.Data[n]) {
 			if ex.Sealed == nil {
 				ex.Sealed = map[string]string{}
 			}
-			ex.Sealed[n] = b.s.standin
+			ex.Sealed[n] = s.standin
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(ex.Targets)) {
@@ -306,11 +356,11 @@ func (b *sealed) Exports(ctx context.Context, in installation.Input, values inst
 			continue
 		}
 		if err != nil || !bytes.Equal(t.Config, shadow.Targets[n].Config) {
-			return ex, fmt.Errorf("the target export %q is built from a write-only secret; its config would have to be "+
+			return fmt.Errorf("the target export %q is built from a write-only secret; its config would have to be "+
 				"kept in the state, which holds no secret: export a target of the provider's targets instead", n)
 		}
 	}
-	return ex, nil
+	return nil
 }
 
 func sameJSON(a, b any) bool {

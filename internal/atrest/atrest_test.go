@@ -118,7 +118,11 @@ func imports(user, password, version string) installation.Imports {
 // as it is kept.
 func apply(t *testing.T, bp installation.Blueprint, imp installation.Imports, prev *installation.Status) (ran, kept *installation.Status) {
 	t.Helper()
-	seal := atrest.New(imp.Sealed["password"][len("sealed:"):], nil)
+	var version string
+	for _, v := range imp.Sealed { // one version stands for all
+		version = strings.TrimPrefix(v, "sealed:")
+	}
+	seal := atrest.New(version, nil)
 	if prev != nil && atrest.Forced(prev) {
 		if p, err := installation.PlanTree(context.Background(), seal.Blueprint(bp), imp, prev, "", nil); err == nil && !p.Noop {
 			prev = atrest.Force(prev)
@@ -336,5 +340,61 @@ deployExecutions:
 				t.Errorf("render: %v", err)
 			}
 		})
+	}
+}
+
+// A sealed value's influence can hide from one stand-in: a && b with a
+// true and b false is false for the real value and for both flipped; 50
+// and its rotated digits are both over ten. The renderings that flip each
+// boolean alone, and draw numbers at random, find it, as the masking of
+// plans does; what they find is withheld at rest.
+func TestBranchesOnSeveralSealedValuesAreFound(t *testing.T) {
+	bp, err := render.Load(context.Background(), render.Source{Filesystem: map[string]string{"blueprint.yaml": `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: flags, schema: {type: object}}
+  - {name: size, schema: {type: integer}}
+exports:
+  - {name: both, schema: {type: boolean}}
+deployExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: both
+          type: landscaper.gardener.cloud/mock
+          config:
+            export: {both: {{ and .imports.flags.a .imports.flags.b }}}
+        - name: size
+          type: landscaper.gardener.cloud/mock
+          config:
+            export: {class: {{ if gt (int .imports.size) 10 }}large{{ else }}small{{ end }}}
+        - name: plain
+          type: landscaper.gardener.cloud/mock
+          config:
+            export: {fixed: yes}
+exportExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      exports:
+        both: {{ and .imports.flags.a .imports.flags.b }}
+`}}, render.Options{Deployers: registry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp := installation.Imports{Data: map[string]any{"flags": map[string]any{"a": true, "b": false}, "size": json.Number("50")}}
+	imp = atrest.Sealed(imp, []string{"flags", "size"}, "1")
+	_, kept := apply(t, bp, imp, nil)
+	for _, n := range []string{"both", "size"} {
+		if is := kept.Execution.Items[n]; !is.Spec.Withheld {
+			t.Errorf("item %q is kept as it is: %s", n, is.Spec.Config)
+		}
+	}
+	if kept.Execution.Items["plain"].Spec.Withheld {
+		t.Error("an item no sealed value reached is withheld")
+	}
+	if _, ok := kept.Exports.Sealed["both"]; !ok {
+		t.Errorf("the export a && b is not sealed: %v", kept.Exports.Data)
 	}
 }

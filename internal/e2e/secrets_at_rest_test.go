@@ -391,3 +391,57 @@ func TestSensitiveImportsAreStored(t *testing.T) {
 	}
 	r.run("the destroy", pw, nil, 0, "destroy", "-auto-approve", "-input=false", "-no-color")
 }
+
+// A branch on two write-only booleans (a && b with a true and b false)
+// comes out the same for the real values and for both flipped; so does a
+// comparison of a number and its stand-in. What such a branch chose is
+// still not at rest: the state file, the private state and terraform show
+// hold neither outcome. The outcomes are upper-cased in the template so
+// that the blueprint kept in state does not hold them as they are.
+func TestSecretsAtRestBranches(t *testing.T) {
+	t.Parallel()
+	const bp = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: flags, schema: {type: object}}
+  - {name: size, schema: {type: integer}}
+exports:
+  - {name: both, schema: {type: string}}
+deployExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: branch
+          type: landscaper.gardener.cloud/mock
+          config:
+            providerStatus:
+              both: {{ if and .imports.flags.a .imports.flags.b }}{{ "branch-both" | upper }}{{ else }}{{ "branch-neither" | upper }}{{ end }}
+              size: {{ if gt (int .imports.size) 10 }}{{ "size-large" | upper }}{{ else }}{{ "size-small" | upper }}{{ end }}
+exportExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      exports:
+        both: {{ if and .imports.flags.a .imports.flags.b }}{{ "export-both" | upper }}{{ else }}{{ "export-neither" | upper }}{{ end }}
+`
+	w := newWorkspace(t)
+	w.Config(fmt.Sprintf(`
+resource "landscaper_installation" "app" {
+  name                         = "app"
+  blueprint                    = { filesystem = { "blueprint.yaml" = %q } }
+  sensitive_imports_wo         = { flags = { a = true, b = false }, size = 50 }
+  sensitive_imports_wo_version = 1
+}
+`, bp))
+	r := &atRestRun{t: t, w: w, found: map[string]bool{}, canaries: map[string]string{
+		"outcome of a && b": "BRANCH-NEITHER", "outcome of size > 10": "SIZE-LARGE", "export of a && b": "EXPORT-NEITHER",
+	}}
+	if out, code := w.Run(nil, "apply", "-input=false", "-no-color", "-auto-approve"); code != 0 {
+		t.Fatalf("apply exited %d:\n%s", code, out)
+	}
+	r.scanState("after the apply")
+	if out, code := w.Run(nil, "plan", "-input=false", "-no-color", "-detailed-exitcode"); code != 0 {
+		t.Errorf("the plan after the apply exited %d, want 0 (no changes):\n%s", code, out)
+	}
+}
