@@ -135,7 +135,11 @@ func TestNumberThresholdsAreCrossed(t *testing.T) {
 		r := NewRounds(map[string]any{"data/n": n})
 		var standins []float64
 		for i := range r.Count() {
-			standins = append(standins, r.Standins(i).At("data/n", n).(float64))
+			s, ok := r.Standins(i).At("data/n", n).(float64)
+			if !ok {
+				t.Fatalf("round %d: the stand-in of %v is no number", i, n)
+			}
+			standins = append(standins, s)
 		}
 		next := math.Pow(10, math.Floor(math.Log10(math.Abs(n)))+1)
 		if n == 0 {

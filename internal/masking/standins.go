@@ -253,12 +253,12 @@ func (s *Standins) number(path, n string) string {
 	neg := strings.HasPrefix(n, "-")
 	switch s.round {
 	case 0:
-		return rotatedNumber(n, 1)
+		return rotatedNumber(n)
 	case 3:
 		if neg {
-			return strings.TrimPrefix(rotatedNumber(n, 1), "-")
+			return strings.TrimPrefix(rotatedNumber(n), "-")
 		}
-		return "-" + rotatedNumber(n, 1)
+		return "-" + rotatedNumber(n)
 	}
 	digits := strings.TrimLeft(strings.SplitN(strings.TrimPrefix(n, "-"), ".", 2)[0], "0")
 	u := s.draw(path)
@@ -279,7 +279,7 @@ func (s *Standins) number(path, n string) string {
 		out = "-" + out
 	}
 	if out == n {
-		return rotatedNumber(n, 1)
+		return rotatedNumber(n)
 	}
 	return out
 }
@@ -292,9 +292,9 @@ func (s *Standins) integer(path string, n int64) int64 {
 	return v
 }
 
-// rotatedNumber moves every digit of a number's mantissa k places on: the
+// rotatedNumber moves every digit of a number's mantissa one place on: the
 // leading digit within 1-9, so the number keeps its magnitude.
-func rotatedNumber(n string, k int) string {
+func rotatedNumber(n string) string {
 	b := []byte(n)
 	lead := true
 	for i, c := range b {
@@ -304,9 +304,9 @@ func rotatedNumber(n string, k int) string {
 		case c >= '0' && c <= '9':
 			switch {
 			case lead && c != '0':
-				b[i] = '1' + byte((int(c-'1')+k)%9)
+				b[i] = '1' + byte((int(c-'1')+1)%9)
 			default:
-				b[i] = '0' + byte((int(c-'0')+k)%10)
+				b[i] = '0' + byte((int(c-'0')+1)%10)
 			}
 			lead = false
 		}
