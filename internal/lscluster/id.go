@@ -1,6 +1,7 @@
 package lscluster
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -36,17 +37,11 @@ func ParseID(s string) (ID, error) {
 		return ID{}, idError(s, fmt.Sprintf("it has %d part(s) separated by \"/\", not 3", len(parts)))
 	}
 	id := ID{Target: parts[0], Namespace: parts[1], Installation: parts[2]}
-	switch {
-	case id.Target == "":
-		return ID{}, idError(s, "the provider target is empty")
-	case strings.IndexFunc(id.Target, unicode.IsSpace) >= 0:
-		return ID{}, idError(s, fmt.Sprintf("the provider target %q contains white space", id.Target))
+	if err := CheckTarget(id.Target); err != nil {
+		return ID{}, idError(s, err.Error())
 	}
-	if id.Namespace == "" {
-		return ID{}, idError(s, "the namespace is empty")
-	}
-	if errs := validation.IsDNS1123Label(id.Namespace); len(errs) > 0 {
-		return ID{}, idError(s, fmt.Sprintf("the namespace %q is not a namespace name: %s", id.Namespace, strings.Join(errs, "; ")))
+	if err := CheckNamespace(id.Namespace); err != nil {
+		return ID{}, idError(s, err.Error())
 	}
 	if id.Installation == "" {
 		return ID{}, idError(s, "the installation name is empty")
@@ -59,4 +54,28 @@ func ParseID(s string) (ID, error) {
 
 func idError(s, why string) error {
 	return fmt.Errorf("import ID %q: want %s, such as \"landscaper/cu-example/hello-world\": %s", s, IDFormat, why)
+}
+
+// CheckTarget checks the name of the provider target that reaches a
+// Landscaper resource cluster, as an import ID or a list names it.
+func CheckTarget(name string) error {
+	switch {
+	case name == "":
+		return errors.New("the provider target is empty")
+	case strings.IndexFunc(name, unicode.IsSpace) >= 0:
+		return fmt.Errorf("the provider target %q contains white space", name)
+	}
+	return nil
+}
+
+// CheckNamespace checks a namespace of a Landscaper resource cluster, so
+// that a typo fails before any cluster is asked.
+func CheckNamespace(ns string) error {
+	if ns == "" {
+		return errors.New("the namespace is empty")
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return fmt.Errorf("the namespace %q is not a namespace name: %s", ns, strings.Join(errs, "; "))
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -37,6 +38,7 @@ const DefaultMaxParallelism = 10
 var (
 	_ provider.Provider                   = (*Provider)(nil)
 	_ provider.ProviderWithValidateConfig = (*Provider)(nil)
+	_ provider.ProviderWithListResources  = (*Provider)(nil)
 )
 
 // Provider is the landscaper provider.
@@ -255,6 +257,14 @@ func (p *Provider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		func() resource.Resource { return &executionResource{} },
 		func() resource.Resource { return &installationResource{} },
+	}
+}
+
+// ListResources are served by the framework on every path (Terraform
+// 1.14+ asks for them; earlier clients never do).
+func (p *Provider) ListResources(context.Context) []func() list.ListResource {
+	return []func() list.ListResource{
+		func() list.ListResource { return &installationList{x: p.installations} },
 	}
 }
 

@@ -384,6 +384,28 @@ func (s *server) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyRe
 	}, nil
 }
 
+// The list resources are the framework's: tfprotov6.ProviderServer does
+// not hold their RPCs yet, so embedding it would hide them and Terraform
+// would be told the provider lists nothing.
+var _ tfprotov6.ListResourceServer = (*server)(nil)
+
+func (s *server) ValidateListResourceConfig(ctx context.Context, req *tfprotov6.ValidateListResourceConfigRequest) (*tfprotov6.ValidateListResourceConfigResponse, error) {
+	l, ok := s.ProviderServer.(tfprotov6.ListResourceServer)
+	if !ok {
+		return &tfprotov6.ValidateListResourceConfigResponse{Diagnostics: errorDiagnostics("List resources not served",
+			fmt.Errorf("the framework server does not serve list resources"))}, nil
+	}
+	return l.ValidateListResourceConfig(ctx, req)
+}
+
+func (s *server) ListResource(ctx context.Context, req *tfprotov6.ListResourceRequest) (*tfprotov6.ListResourceServerStream, error) {
+	l, ok := s.ProviderServer.(tfprotov6.ListResourceServer)
+	if !ok {
+		return nil, fmt.Errorf("the framework server does not serve list resources")
+	}
+	return l.ListResource(ctx, req)
+}
+
 func errorDiagnostics(summary string, err error) []*tfprotov6.Diagnostic {
 	return []*tfprotov6.Diagnostic{{Severity: tfprotov6.DiagnosticSeverityError, Summary: summary, Detail: err.Error()}}
 }

@@ -224,3 +224,55 @@ func TestInstallationIdentity(t *testing.T) {
 		}
 	}
 }
+
+// The list resource landscaper_installation is served through the
+// protocol server (which must pass its RPCs on to the framework): its
+// schema comes with the provider's, every attribute described, and a
+// namespace that is no namespace name is refused at its attribute path.
+func TestInstallationListServed(t *testing.T) {
+	ctx := context.Background()
+	ps, err := NewServer("test")()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := ps.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil || len(sch.Diagnostics) > 0 {
+		t.Fatal(err, sch.Diagnostics)
+	}
+	ls, ok := sch.ListResourceSchemas[installationType]
+	if !ok {
+		t.Fatalf("no list resource %s among %v", installationType, sch.ListResourceSchemas)
+	}
+	var attrs []string
+	for _, a := range ls.Block.Attributes {
+		attrs = append(attrs, fmt.Sprintf("%s:%v", a.Name, a.Required))
+		if a.Description == "" {
+			t.Errorf("list attribute %s has no description", a.Name)
+		}
+	}
+	if got := strings.Join(attrs, " "); got != "namespace:true target:true" {
+		t.Errorf("list resource attributes: %s", got)
+	}
+	l, ok := ps.(tfprotov6.ListResourceServer)
+	if !ok {
+		t.Fatal("the protocol server does not serve list resources")
+	}
+	config := func(target, ns string) *tfprotov6.DynamicValue {
+		ty := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"target": tftypes.String, "namespace": tftypes.String}}
+		dv, err := tfprotov6.NewDynamicValue(ty, tftypes.NewValue(ty, map[string]tftypes.Value{
+			"target": tftypes.NewValue(tftypes.String, target), "namespace": tftypes.NewValue(tftypes.String, ns)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &dv
+	}
+	resp, err := l.ValidateListResourceConfig(ctx, &tfprotov6.ValidateListResourceConfigRequest{TypeName: installationType, Config: config("landscaper", "cu-example")})
+	if err != nil || len(resp.Diagnostics) > 0 {
+		t.Errorf("a valid list configuration: %v %v", err, resp.Diagnostics)
+	}
+	resp, err = l.ValidateListResourceConfig(ctx, &tfprotov6.ValidateListResourceConfigRequest{TypeName: installationType, Config: config("landscaper", "Not_A_Namespace")})
+	if err != nil || len(resp.Diagnostics) != 1 || !resp.Diagnostics[0].Attribute.Equal(tftypes.NewAttributePath().WithAttributeName("namespace")) ||
+		!strings.Contains(resp.Diagnostics[0].Detail, "not a namespace name") {
+		t.Errorf("a bad namespace: %v %+v", err, resp.Diagnostics)
+	}
+}
