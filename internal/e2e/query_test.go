@@ -65,23 +65,22 @@ func TestQueryLandscaperNamespace(t *testing.T) {
 	const instNS = "query-inst"
 	names := []string{"query-a", "query-b", "query-c"}
 	for _, ns := range append([]string{instNS}, names...) {
-		k.create(&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
-			"metadata": map[string]any{"name": ns}}})
+		k.Namespace(ns)
 	}
-	k.create(&unstructured.Unstructured{Object: map[string]any{
+	k.Create(&unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "landscaper.gardener.cloud/v1alpha1", "kind": "Target",
 		"metadata": map[string]any{"name": "cluster", "namespace": instNS},
 		"spec": map[string]any{"type": "landscaper.gardener.cloud/kubernetes-cluster",
-			"config": map[string]any{"kubeconfig": k.kubeconfig}},
+			"config": map[string]any{"kubeconfig": k.Kubeconfig}},
 	}})
 	for _, name := range names {
 		for key, value := range map[string]string{"namespace": name, "message": "hello from " + name} {
-			k.create(&unstructured.Unstructured{Object: map[string]any{
+			k.Create(&unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "landscaper.gardener.cloud/v1alpha1", "kind": "DataObject",
 				"metadata": map[string]any{"name": name + "-" + key, "namespace": instNS}, "data": value,
 			}})
 		}
-		k.create(&unstructured.Unstructured{Object: map[string]any{
+		k.Create(&unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "landscaper.gardener.cloud/v1alpha1", "kind": "Installation",
 			"metadata": map[string]any{"name": name, "namespace": instNS,
 				"annotations": map[string]any{"landscaper.gardener.cloud/operation": "reconcile"}},
@@ -98,14 +97,14 @@ func TestQueryLandscaperNamespace(t *testing.T) {
 	cm := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	uids := map[string]types.UID{}
 	for _, name := range names {
-		k.waitJobFinished(instNS, name)
+		k.WaitJobFinished(instNS, name)
 		if phase := phaseOf(k, instNS, name); phase != "Succeeded" {
 			t.Fatalf("Landscaper's Installation %s: phase %s", name, phase)
 		}
-		uids[name] = k.get(cm, name, name+"-cm").GetUID()
+		uids[name] = k.Get(cm, name, name+"-cm").GetUID()
 	}
 
-	acctest.WriteFile(t, w.Path("kubeconfig"), k.kubeconfig)
+	acctest.WriteFile(t, w.Path("kubeconfig"), k.Kubeconfig)
 	w.Config(queryProvider)
 	list := func(namespace string) string {
 		return fmt.Sprintf(`
@@ -157,7 +156,7 @@ list "landscaper_installation" "all" {
 
 	w.Apply()
 	for _, name := range names {
-		after := k.get(cm, name, name+"-cm")
+		after := k.Get(cm, name, name+"-cm")
 		if got := after.GetUID(); got != uids[name] {
 			t.Errorf("ConfigMap %s/%s-cm was re-created: UID %s, was %s", name, name, got, uids[name])
 		}
@@ -181,7 +180,7 @@ list "landscaper_installation" "all" {
 
 // phaseOf is the phase of an Installation.
 func phaseOf(k *diffKube, ns, name string) string {
-	u := k.get(lstest.GVRs["Installation"], ns, name)
+	u := k.Get(lstest.GVRs["Installation"], ns, name)
 	phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
 	return phase
 }
