@@ -255,7 +255,7 @@ func TestAccInstallationRollout_autoFailRevertsCanary(t *testing.T) {
 	body := fmt.Sprintf(`    canary    = { members = ["eu-2"] }
     duration  = "300ms"
     auto_fail = { max_restarts = 0 }
-    health    = { command = ["sh", "-c", "test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "100ms" }`, w.Dir)
+    health    = { command = ["sh", "-c", "test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "2s" }`, w.Dir)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -424,7 +424,7 @@ func TestAccInstallationRollout_subInstallationMembers(t *testing.T) {
     batches   = ["50%%", "100%%"]
     paused    = %t
     auto_fail = { max_restarts = 0 }
-    health    = { command = ["sh", "-c", "echo $LANDSCAPER_MEMBER >> %s/health.log; test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "100ms" }`, paused, w.Dir, w.Dir)
+    health    = { command = ["sh", "-c", "echo $LANDSCAPER_MEMBER >> %s/health.log; test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "2s" }`, paused, w.Dir, w.Dir)
 	}
 	subConfig := func(key, version string) statecheck.StateCheck {
 		return statecheck.ExpectKnownValue(inst, tfjsonpath.New(attrDeployItems).AtMapKey("sub-"+key+"/app").AtMapKey("config"),
@@ -536,7 +536,7 @@ func TestAccInstallationRollout_createPausedAtCanary(t *testing.T) {
 	w := newWorld(t)
 	body := fmt.Sprintf(`    canary     = { members = ["us-1"] }
     auto_pause = { max_restarts = 0 }
-    health     = { command = ["sh", "-c", "test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "100ms" }`, w.Dir)
+    health     = { command = ["sh", "-c", "test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "2s" }`, w.Dir)
 	w.Flag("sick-us-1")
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
