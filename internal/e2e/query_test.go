@@ -160,7 +160,7 @@ list "landscaper_installation" "all" {
 		if got := after.GetUID(); got != uids[name] {
 			t.Errorf("ConfigMap %s/%s-cm was re-created: UID %s, was %s", name, name, got, uids[name])
 		}
-		if got, want := after.GetLabels()[kube.ManifestManagedLabel], kube.OwnerFor(name, "default-config"); got != want {
+		if got, want := after.GetLabels()[kube.ManifestManagedLabel], kube.OwnerFor(name, "config"); got != want {
 			t.Errorf("ConfigMap %s/%s-cm: managed label %q, want the provider's %q", name, name, got, want)
 		}
 	}
