@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -56,7 +57,7 @@ type Options struct {
 	UserAgent string
 	// Transport is the HTTP transport under the client; nil is
 	// http.DefaultTransport's settings (proxies, timeouts) trusting
-	// RootCAs().
+	// RootCAs() as they are at the client's first request.
 	Transport http.RoundTripper
 }
 
@@ -89,9 +90,7 @@ func New(o Options) (*Client, error) {
 	}
 	base := o.Transport
 	if base == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone() //nolint:forcetypeassert // the standard library's default
-		tr.TLSClientConfig = &tls.Config{RootCAs: RootCAs(), MinVersion: tls.VersionTLS12}
-		base = tr
+		base = &defaultTransport{}
 	}
 	c := &Client{o: o}
 	c.tr = newSchemeTransport(base)
@@ -229,12 +228,35 @@ func (k *keychain) sources(host string) string {
 	return "anonymous access (neither registry_credentials nor the Docker config has an entry for this host)"
 }
 
+// defaultTransport is http.DefaultTransport's settings (proxies, timeouts)
+// trusting RootCAs(), made at its first request: reading the roots costs
+// tens of milliseconds (where SSL_CERT_DIR names a directory of hundreds of
+// certificates, a hundred), which every provider process paid in Configure
+// although most of them never reach a registry.
+type defaultTransport struct {
+	once sync.Once
+	tr   *http.Transport
+}
+
+// transport is the transport, made on first use.
+func (d *defaultTransport) transport() *http.Transport {
+	d.once.Do(func() {
+		d.tr = http.DefaultTransport.(*http.Transport).Clone() //nolint:forcetypeassert // the standard library's default
+		d.tr.TLSClientConfig = &tls.Config{RootCAs: RootCAs(), MinVersion: tls.VersionTLS12}
+	})
+	return d.tr
+}
+
+func (d *defaultTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return d.transport().RoundTrip(r)
+}
+
 // RootCAs are the certificates registries are trusted by: the system's
 // roots plus the PEM files of SSL_CERT_FILE and the directories of
 // SSL_CERT_DIR. Go reads these variables instead of (not beside) its
 // default locations, and only once per process, and not at all on some
 // platforms; reading them here makes them count everywhere, in addition
-// to the system's roots, as of the client's creation.
+// to the system's roots, as of the client's first request.
 func RootCAs() *x509.CertPool {
 	pool, err := x509.SystemCertPool()
 	if err != nil || pool == nil {

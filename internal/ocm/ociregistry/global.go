@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -196,13 +197,20 @@ func (c *Client) helmChart(ctx context.Context, repo, chartName, version, caCert
 		// it vouches for is not known to be the host the user's
 		// credentials are for.
 		credentials = false
-		base, ok := c.tr.base.(*http.Transport)
-		if !ok {
+		var base *http.Transport
+		switch b := c.tr.base.(type) {
+		case *defaultTransport:
+			base = b.transport()
+		case *http.Transport:
+			base = b
+		default:
 			base = http.DefaultTransport.(*http.Transport) //nolint:forcetypeassert // the standard library's default
 		}
-		pool := RootCAs()
+		var pool *x509.CertPool
 		if base.TLSClientConfig != nil && base.TLSClientConfig.RootCAs != nil {
 			pool = base.TLSClientConfig.RootCAs.Clone()
+		} else {
+			pool = RootCAs()
 		}
 		if !pool.AppendCertsFromPEM([]byte(caCert)) {
 			return nil, errors.New("helm access: caCert holds no PEM certificate")
