@@ -10,6 +10,7 @@ package landscaper
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -51,9 +52,12 @@ func workspace(b *testing.B) *acctest.Workspace {
 	return acctest.NewWorkspace(b, providerDir, buildErr)
 }
 
-// TestMain stops Landscaper and its control plane and removes the
+// TestMain keeps Landscaper's configurations and logs in
+// BENCH_LANDSCAPER_DIR if set (logs/<process>.log: where its time goes),
+// and stops Landscaper and its control plane and removes the
 // provider's build at the end.
 func TestMain(m *testing.M) {
+	realLandscaper.LandscaperOptions.Dir = os.Getenv("BENCH_LANDSCAPER_DIR")
 	code := m.Run()
 	if err := realLandscaper.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "stopping Landscaper: %v\n", err)
@@ -186,15 +190,24 @@ func benchLandscaper(b *testing.B, name, bp string) {
 		k.WaitGone(lstest.GVRs["Installation"], instNS, "scale-"+name)
 		waitConfigMaps(k, ns(round, "ls"), 0)
 	}
+	// BENCH_TF_LOG_DIR receives Terraform's and the provider's trace log of
+	// each run, <shape>-<round>-<command>.log: where their time goes.
+	logEnv := func(round int, command string) []string {
+		dir := os.Getenv("BENCH_TF_LOG_DIR")
+		if dir == "" {
+			return nil
+		}
+		return []string{"TF_LOG=trace", "TF_LOG_PATH=" + filepath.Join(dir, fmt.Sprintf("%s-%d-%s.log", name, round, command))}
+	}
 	tf := &side{name: "provider"}
 	tf.apply = func(round int) {
-		if out, code := w.Run(nil, "apply", "-input=false", "-no-color", "-auto-approve"); code != 0 {
+		if out, code := w.Run(logEnv(round, "apply"), "apply", "-input=false", "-no-color", "-auto-approve"); code != 0 {
 			b.Fatalf("terraform apply exited %d:\n%s", code, out)
 		}
 		waitConfigMaps(k, ns(round, "tf"), Items*ObjectsPerItem)
 	}
 	tf.remove = func(round int) {
-		if out, code := w.Run(nil, "destroy", "-input=false", "-no-color", "-auto-approve"); code != 0 {
+		if out, code := w.Run(logEnv(round, "destroy"), "destroy", "-input=false", "-no-color", "-auto-approve"); code != 0 {
 			b.Fatalf("terraform destroy exited %d:\n%s", code, out)
 		}
 		waitConfigMaps(k, ns(round, "tf"), 0)
