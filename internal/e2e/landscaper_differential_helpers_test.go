@@ -53,6 +53,9 @@ type diffCase struct {
 	blueprint map[string]string
 	// imports are the data imports besides "namespace".
 	imports map[string]any
+	// secrets are the data imports held in Secrets (lsreferee's
+	// SecretImports).
+	secrets map[string]string
 	// targets, targetLists and targetMaps are the target imports: each
 	// target is the test cluster, named after the import: <import>,
 	// <import>-<index> and <import>-<key>.
@@ -97,7 +100,7 @@ type diffRun struct {
 // installation is c as both sides get it, deploying into ns.
 func (c diffCase) installation(ns string) lsreferee.Installation {
 	return lsreferee.Installation{Name: c.name, Blueprint: c.blueprint, Imports: withNamespace(c.imports, ns),
-		Targets: c.targets, TargetLists: c.targetLists, TargetMaps: c.targetMaps}
+		SecretImports: c.secrets, Targets: c.targets, TargetLists: c.targetLists, TargetMaps: c.targetMaps}
 }
 
 // differential runs c with Landscaper and with the provider, and compares

@@ -45,7 +45,7 @@ import {
 }
 
 // writeInstallation writes the Installation name in ns as Landscaper
-// leaves it once Succeeded: the inline blueprint, the target my-cluster
+// leaves it once Succeeded: the default Context, the inline blueprint, the target my-cluster
 // imported as cluster, further imports (lines under imports, indented
 // four spaces, newline-terminated) if any, and its Execution of the
 // same name. It returns the Installation.
@@ -60,6 +60,7 @@ func installationYAML(ns, name, imports, blueprint string) string {
 kind: Installation
 metadata: {name: %[1]s, namespace: %[2]s}
 spec:
+  context: default
   imports:
     targets: [{name: cluster, target: my-cluster}]
 %[3]s  blueprint:

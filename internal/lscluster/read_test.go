@@ -93,7 +93,7 @@ func TestReadManifestInstallation(t *testing.T) {
 	}
 	wantExec := &Execution{Object: "hello-world", Phase: "Succeeded", DeployItems: map[string]DeployItem{
 		"default-deploy-item": {
-			Object: "hello-world-default-deploy-item-00000", Type: TypeManifest, Target: "my-cluster", Phase: "Succeeded",
+			Object: lstest.DeployItemName("hello-world", "default-deploy-item"), Type: TypeManifest, Target: "my-cluster", Phase: "Succeeded",
 			ManagedLabel:     ManifestManagedLabel,
 			ManagedResources: []ObjectRef{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "example", Name: "hello-world"}},
 		},
@@ -157,14 +157,14 @@ config:
 	inst := c.mustRead("hello-world")
 	items := inst.Execution.DeployItems
 	got := items["default-deploy-item"]
-	if got.Type != TypeHelm || got.ManagedLabel != HelmManagedLabel || got.Object != "hello-world-default-deploy-item-00000" ||
+	if got.Type != TypeHelm || got.ManagedLabel != HelmManagedLabel || got.Object != lstest.DeployItemName("hello-world", "default-deploy-item") ||
 		!reflect.DeepEqual(got.Release, &HelmRelease{Name: "hello-world", Namespace: "example"}) || len(got.ManagedResources) != 1 {
 		t.Errorf("helm item = %+v", got)
 	}
-	if other := items["no-release"]; other.Release != nil || other.ManagedLabel != HelmManagedLabel || other.Object != "hello-world-no-release-00001" {
+	if other := items["no-release"]; other.Release != nil || other.ManagedLabel != HelmManagedLabel || other.Object != lstest.DeployItemName("hello-world", "no-release") {
 		t.Errorf("helm item with helmDeployment false = %+v, want no release", other)
 	}
-	for _, w := range []string{`phase is "Failed"`, `deploy item "worker" (DeployItem hello-world-worker-00002) of type landscaper.gardener.cloud/container cannot be adopted`} {
+	for _, w := range []string{`phase is "Failed"`, `deploy item "worker" (DeployItem ` + lstest.DeployItemName("hello-world", "worker") + `) of type landscaper.gardener.cloud/container cannot be adopted`} {
 		if !slices.ContainsFunc(inst.Warnings, func(s string) bool { return strings.Contains(s, w) }) {
 			t.Errorf("warnings %q: want one containing %q", inst.Warnings, w)
 		}

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster/lstest"
 )
 
 // The guided tour's subinstallations/export-import: a root installation
@@ -134,7 +136,7 @@ data: [example-configmap, example-configmap-x, example-configmap-x-x]
 		if sub.Name != n || sub.Object != objects[n] || sub.Phase != "Succeeded" || sub.Blueprint.Ref != "blueprint-sub" || len(sub.Subinstallations) != 0 {
 			t.Errorf("sub-installation %s = %+v", n, sub)
 		}
-		wantItem := DeployItem{Object: objects[n] + "-default-deploy-item-00000", Type: TypeManifest, Target: "my-cluster", Phase: "Succeeded",
+		wantItem := DeployItem{Object: lstest.DeployItemName(objects[n], "default-deploy-item"), Type: TypeManifest, Target: "my-cluster", Phase: "Succeeded",
 			ManagedLabel: ManifestManagedLabel, ManagedResources: []ObjectRef{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "example", Name: "hello-world"}}}
 		if sub.Execution == nil || !reflect.DeepEqual(sub.Execution.DeployItems, map[string]DeployItem{"default-deploy-item": wantItem}) {
 			t.Errorf("sub-installation %s: execution = %+v", n, sub.Execution)
@@ -150,9 +152,9 @@ data: [example-configmap, example-configmap-x, example-configmap-x-x]
 	}
 	sort.Strings(keys)
 	wantKeys := []string{
-		"subinst1/default-deploy-item=" + objects["subinst1"] + "-default-deploy-item-00000",
-		"subinst2/default-deploy-item=" + objects["subinst2"] + "-default-deploy-item-00000",
-		"subinst3/default-deploy-item=" + objects["subinst3"] + "-default-deploy-item-00000",
+		"subinst1/default-deploy-item=" + lstest.DeployItemName(objects["subinst1"], "default-deploy-item"),
+		"subinst2/default-deploy-item=" + lstest.DeployItemName(objects["subinst2"], "default-deploy-item"),
+		"subinst3/default-deploy-item=" + lstest.DeployItemName(objects["subinst3"], "default-deploy-item"),
 	}
 	if !reflect.DeepEqual(keys, wantKeys) {
 		t.Errorf("deploy items by key = %v, want %v", keys, wantKeys)

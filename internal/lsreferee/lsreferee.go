@@ -44,6 +44,10 @@ type Installation struct {
 	// Imports are the data imports: a DataObject import-<name> each for
 	// Landscaper, the attribute imports for the provider.
 	Imports map[string]any
+	// SecretImports are data imports held in Secrets: Landscaper reads each
+	// from the key of the Secret import-<name> (secretRef), the provider
+	// from sensitive_imports.
+	SecretImports map[string]string
 	// Targets, TargetLists and TargetMaps are the target imports: each
 	// target is the cluster of the Kube, named after the import: <import>,
 	// <import>-<index> and <import>-<key>.
@@ -245,7 +249,8 @@ func (k *Kube) writeTargets(ns string, inst Installation) (imports []any, rename
 }
 
 // writeDataObjects writes a DataObject import-<name> into ns for each of
-// inst's data imports, and returns the imports as the Installation's spec
+// inst's data imports, a Secret import-<name> for each of its secret
+// imports, and returns the imports as the Installation's spec
 // lists them.
 func (k *Kube) writeDataObjects(ns string, inst Installation) (imports []any) {
 	k.T.Helper()
@@ -256,6 +261,15 @@ func (k *Kube) writeDataObjects(ns string, inst Installation) (imports []any) {
 			"data":     inst.Imports[name],
 		}})
 		imports = append(imports, map[string]any{"name": name, "dataRef": "import-" + name})
+	}
+	for _, name := range slices.Sorted(maps.Keys(inst.SecretImports)) {
+		k.Create(&unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret",
+			"metadata":   map[string]any{"name": "import-" + name, "namespace": ns},
+			"stringData": map[string]any{name: inst.SecretImports[name]},
+		}})
+		imports = append(imports, map[string]any{"name": name,
+			"secretRef": map[string]any{"name": "import-" + name, "key": name}})
 	}
 	return imports
 }
@@ -298,7 +312,7 @@ const ProviderName = "installation"
 
 // WriteProvider writes inst into w as a root module with one
 // landscaper_installation (ProviderName): the blueprint as a
-// directory, the imports as a JSON file, each target inline with k's
+// directory, the imports and the secret imports as JSON files, each target inline with k's
 // kubeconfig.
 func WriteProvider(t testing.TB, w *acctest.Workspace, kubeconfig string, inst Installation) {
 	t.Helper()
@@ -319,6 +333,13 @@ func WriteProvider(t testing.TB, w *acctest.Workspace, kubeconfig string, inst I
 		t.Fatal(err)
 	}
 	acctest.WriteFile(t, w.Path("imports.json"), string(b))
+	if len(inst.SecretImports) > 0 {
+		b, err := json.Marshal(inst.SecretImports)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acctest.WriteFile(t, w.Path("secrets.json"), string(b))
+	}
 	w.Config(ProviderConfig(inst))
 }
 
@@ -339,6 +360,9 @@ resource "landscaper_installation" %q {
   imports   = jsondecode(file("${path.module}/imports.json"))
   timeouts  = { create = "4m", update = "4m", delete = "4m" }
 `, ProviderName, inst.Name)
+	if len(inst.SecretImports) > 0 {
+		b.WriteString("  sensitive_imports = sensitive(jsondecode(file(\"${path.module}/secrets.json\")))\n")
+	}
 	if len(inst.Targets) > 0 {
 		b.WriteString("  targets = {\n")
 		for _, name := range inst.Targets {

@@ -7,7 +7,12 @@
 package lstest
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -144,6 +149,12 @@ func (c *Cluster) WriteObject(obj map[string]any) *unstructured.Unstructured {
 	if err != nil {
 		c.T.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 	}
+	if u.GetKind() == "Namespace" {
+		// Landscaper's context controller gives every namespace an empty
+		// Context "default", which every Installation names in spec.context.
+		c.WriteObject(map[string]any{"apiVersion": group + "/v1alpha1", "kind": "Context",
+			"metadata": map[string]any{"name": "default", "namespace": u.GetName()}})
+	}
 	if hasStatus {
 		created.Object["status"] = status
 		if created, err = ri.UpdateStatus(c.T.Context(), created, metav1.UpdateOptions{}); err != nil {
@@ -154,13 +165,18 @@ func (c *Cluster) WriteObject(obj map[string]any) *unstructured.Unstructured {
 }
 
 // Execution writes the Execution of the installation inst (owned by it),
-// Succeeded, and its DeployItems as Landscaper's execution controller
-// leaves them: items are deploy item templates in YAML (name, type,
-// target, config, and the providerStatus the deployer wrote, if any);
-// each becomes a DeployItem named "<inst>-<name>-<index>", labelled with
-// its Execution and name, and listed in the deployItemCache when cache.
-// It returns the DeployItem names by item name: the value the deployers'
-// managed labels hold.
+// Succeeded, and its DeployItems as Landscaper's execution controller and
+// its deployers leave them (observed with Landscaper v1.4.0's real
+// controllers, internal/e2e's take-over tests): items are deploy item
+// templates in YAML (name, type, target, config, and the providerStatus
+// the deployer wrote, if any). The Execution holds them gzipped in
+// spec.deployItemsCompressed, keeps the reconcile annotation, and lists
+// its DeployItems in the deployItemCache when cache. Each DeployItem is
+// named DeployItemName(inst, name), labelled with its Execution and name,
+// annotated with its deployer type and target, and carries the job and
+// the deployer's identity in its status. Finalizers are left out: no
+// controller here would remove them. It returns the DeployItem names by
+// item name: the value the deployers' managed labels hold.
 func (c *Cluster) Execution(inst string, instUID types.UID, cache bool, items ...string) map[string]string {
 	c.T.Helper()
 	owner := func(kind, name string, uid types.UID) []any {
@@ -177,19 +193,19 @@ func (c *Cluster) Execution(inst string, instUID types.UID, cache bool, items ..
 	var templates, active []any
 	var all []item
 	objects := map[string]string{}
-	for i, body := range items {
+	for _, body := range items {
 		var spec map[string]any
 		if err := yaml.Unmarshal([]byte(strings.ReplaceAll(body, "${namespace}", c.Namespace)), &spec); err != nil {
 			c.T.Fatalf("deploy item: %v\n%s", err, body)
 		}
 		name, _ := spec["name"].(string)
-		obj := fmt.Sprintf("%s-%s-%05d", inst, name, i)
+		obj := DeployItemName(inst, name)
 		objects[name] = obj
 		ps := spec["providerStatus"]
 		delete(spec, "providerStatus")
 		templates = append(templates, spec)
 		active = append(active, map[string]any{"specName": name, "objectName": obj})
-		itemSpec := map[string]any{}
+		itemSpec := map[string]any{"context": "default"}
 		for k, v := range spec {
 			if k != "name" {
 				itemSpec[k] = v
@@ -197,28 +213,47 @@ func (c *Cluster) Execution(inst string, instUID types.UID, cache bool, items ..
 		}
 		all = append(all, item{name, obj, itemSpec, ps})
 	}
-	status := map[string]any{"observedGeneration": 1, "phase": "Succeeded"}
+	compressed, err := gzipJSON(templates)
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	status := map[string]any{"observedGeneration": 0, "phase": "Succeeded", "jobID": jobID, "jobIDFinished": jobID}
 	if cache {
 		status["deployItemCache"] = map[string]any{"activeDIs": active}
 	}
 	exec := c.WriteObject(map[string]any{
 		"apiVersion": group + "/v1alpha1", "kind": "Execution",
-		"metadata": map[string]any{"name": inst, "ownerReferences": owner("Installation", inst, instUID)},
-		"spec":     map[string]any{"deployItems": templates},
-		"status":   status,
+		"metadata": map[string]any{"name": inst, "ownerReferences": owner("Installation", inst, instUID),
+			"annotations": map[string]any{group + "/operation": "reconcile"}},
+		"spec":   map[string]any{"context": "default", "deployItemsCompressed": compressed},
+		"status": status,
 	})
 	for _, it := range all {
-		st := map[string]any{"observedGeneration": 1, "phase": "Succeeded"}
+		typ, _ := it.spec["type"].(string)
+		st := map[string]any{"observedGeneration": 1, "phase": "Succeeded", "jobID": jobID, "jobIDFinished": jobID}
+		if d, ok := deployers[typ]; ok {
+			st["deployer"] = map[string]any{"identity": d + "-testenv", "name": d + "." + group, "version": "0.0.0-dev"}
+		}
 		if it.providerStatus != nil {
 			st["providerStatus"] = it.providerStatus
+		}
+		targetName := ".noTargetName"
+		if t, ok := it.spec["target"].(map[string]any); ok {
+			targetName, _ = t["name"].(string)
 		}
 		c.WriteObject(map[string]any{
 			"apiVersion": group + "/v1alpha1", "kind": "DeployItem",
 			"metadata": map[string]any{
-				"name": it.object,
+				"name":         it.object,
+				"generateName": inst + "-" + it.name + "-",
 				"labels": map[string]any{
 					"execution." + group + "/managed-by": inst,
 					"execution." + group + "/name":       it.name,
+				},
+				"annotations": map[string]any{
+					"execution." + group + "/dependsOn": "",
+					group + "/deployer-type":            typ,
+					group + "/deployer-target-name":     targetName,
 				},
 				"ownerReferences": owner("Execution", inst, exec.GetUID()),
 			},
@@ -229,17 +264,60 @@ func (c *Cluster) Execution(inst string, instUID types.UID, cache bool, items ..
 	return objects
 }
 
+// jobID is the job every object Execution writes finished.
+const jobID = "5f0e2a43-3c1d-4e6b-9a57-1f2e3d4c5b6a"
+
+// deployers are the deployers' names (<name>.landscaper.gardener.cloud) by
+// the deploy item type they serve.
+var deployers = map[string]string{
+	group + "/kubernetes-manifest": "manifest.deployer",
+	group + "/helm":                "helm.deployer",
+	group + "/mock":                "mock.deployer",
+}
+
+// DeployItemName is the name Execution gives the DeployItem of item in the
+// Execution exec: as Landscaper's generateName "<exec>-<item>-" gives it,
+// five characters of Kubernetes' random-name alphabet, here derived from
+// the names so that tests can expect them.
+func DeployItemName(exec, item string) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	sum := sha256.Sum256([]byte(exec + "/" + item))
+	suffix := make([]byte, 5)
+	for i := range suffix {
+		suffix[i] = alphabet[int(sum[i])%len(alphabet)]
+	}
+	return exec + "-" + item + "-" + string(suffix)
+}
+
+// gzipJSON is v as JSON, gzipped and base64-encoded: the form of an
+// Execution's spec.deployItemsCompressed.
+func gzipJSON(v any) (string, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write(raw); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(b.Bytes()), nil
+}
+
 // TourManifestInstallation is the guided tour's basics/manifest-deployer
-// Installation, verbatim but for the status Landscaper wrote after it
-// succeeded; Cluster.Write fills in ${namespace}.
+// Installation as Landscaper leaves it after it succeeded: the reconcile
+// annotation removed, spec.context defaulted, and the status it wrote;
+// Cluster.Write fills in ${namespace}.
 const TourManifestInstallation = `apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Installation
 metadata:
   name: hello-world
   namespace: ${namespace}
-  annotations:
-    landscaper.gardener.cloud/operation: reconcile
 spec:
+  context: default
   imports:
     targets:
       - name: cluster
@@ -281,8 +359,9 @@ spec:
 status:
   observedGeneration: 1
   phase: Succeeded
-  jobID: 5f0e2a43-job
-  jobIDFinished: 5f0e2a43-job
+  jobID: 5f0e2a43-3c1d-4e6b-9a57-1f2e3d4c5b6a
+  jobIDFinished: 5f0e2a43-3c1d-4e6b-9a57-1f2e3d4c5b6a
+  subInstCache: {}
   executionRef:
     name: hello-world
     namespace: ${namespace}
