@@ -138,7 +138,8 @@ deployExecutions:
 // Installation's; terraform destroy, refresh included) until the
 // Installation and every ConfigMap are gone or terraform exited. It
 // reports the medians and their ratios (Landscaper's time over the
-// provider's).
+// provider's). BENCH_PROVIDER_CONFIG is put into the provider block, for
+// instance `max_parallelism = 5`, Landscaper's workers per controller here.
 //
 //	independent: no item depends on another.
 //	layered:     Layers layers of Items/Layers items; each item depends
@@ -229,6 +230,9 @@ func benchLandscaper(b *testing.B, name, bp string) {
 		// Context, which Installations need, when the namespace appears.
 		waitExists(k, lstest.GVRs["Context"], ns(round, "inst"), "default")
 		lsreferee.WriteProvider(b, w, k.Kubeconfig, inst(ns(round, "tf")))
+		if cfg := os.Getenv("BENCH_PROVIDER_CONFIG"); cfg != "" {
+			w.Config(lsreferee.ProviderConfig(inst(ns(round, "tf"))) + "provider \"landscaper\" {\n  " + cfg + "\n}\n")
+		}
 		b.StartTimer()
 		order := []*side{ls, tf}
 		if round%2 == 1 {
