@@ -182,6 +182,11 @@ var bareAttributeRE = regexp.MustCompile(`^(?:\s*#.*\n|\s*\n)*\s*[A-Za-z_][\w-]*
 // Terraform 1.12 brought: it validates with Terraform 1.15.
 var identityImportRE = regexp.MustCompile(`(?m)^\s*identity\s*=`)
 
+// listBlockRE matches a fragment of a query file (.tfquery.hcl), whose
+// list blocks Terraform 1.14 brought: it validates with Terraform 1.15,
+// as a query file.
+var listBlockRE = regexp.MustCompile(`(?m)^\s*list\s+"`)
+
 // fragmentErrors validates a fragment of configuration against the
 // provider's schema and returns its errors but those of what it elides.
 func fragmentErrors(t *testing.T, config string) []string {
@@ -190,8 +195,14 @@ func fragmentErrors(t *testing.T, config string) []string {
 	if identityImportRE.MatchString(config) {
 		w.Terraform = terraform115(t)
 	}
+	args := []string{"validate", "-json", "-no-color"}
+	if listBlockRE.MatchString(config) {
+		w.Terraform = terraform115(t)
+		acctest.WriteFile(t, w.Path("fragment.tfquery.hcl"), config)
+		config, args = "", append(args, "-query")
+	}
 	w.Config(config)
-	out, _ := w.Run(nil, "validate", "-json", "-no-color")
+	out, _ := w.Run(nil, args...)
 	var res struct {
 		Diagnostics []struct {
 			Severity, Summary, Detail string
