@@ -94,7 +94,7 @@ func TestReadManifestInstallation(t *testing.T) {
 	wantExec := &Execution{Object: "hello-world", Phase: "Succeeded", DeployItems: map[string]DeployItem{
 		"default-deploy-item": {
 			Object: lstest.DeployItemName("hello-world", "default-deploy-item"), Type: TypeManifest, Target: "my-cluster", Phase: "Succeeded",
-			ManagedLabel:     ManifestManagedLabel,
+			JobIDFinished: lstest.JobID, ManagedLabel: ManifestManagedLabel,
 			ManagedResources: []ObjectRef{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "example", Name: "hello-world"}},
 		},
 	}}

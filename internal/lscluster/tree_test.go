@@ -137,7 +137,7 @@ data: [example-configmap, example-configmap-x, example-configmap-x-x]
 			t.Errorf("sub-installation %s = %+v", n, sub)
 		}
 		wantItem := DeployItem{Object: lstest.DeployItemName(objects[n], "default-deploy-item"), Type: TypeManifest, Target: "my-cluster", Phase: "Succeeded",
-			ManagedLabel: ManifestManagedLabel, ManagedResources: []ObjectRef{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "example", Name: "hello-world"}}}
+			JobIDFinished: lstest.JobID, ManagedLabel: ManifestManagedLabel, ManagedResources: []ObjectRef{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "example", Name: "hello-world"}}}
 		if sub.Execution == nil || !reflect.DeepEqual(sub.Execution.DeployItems, map[string]DeployItem{"default-deploy-item": wantItem}) {
 			t.Errorf("sub-installation %s: execution = %+v", n, sub.Execution)
 		}

@@ -217,7 +217,7 @@ func (c *Cluster) Execution(inst string, instUID types.UID, cache bool, items ..
 	if err != nil {
 		c.T.Fatal(err)
 	}
-	status := map[string]any{"observedGeneration": 0, "phase": "Succeeded", "jobID": jobID, "jobIDFinished": jobID}
+	status := map[string]any{"observedGeneration": 0, "phase": "Succeeded", "jobID": JobID, "jobIDFinished": JobID}
 	if cache {
 		status["deployItemCache"] = map[string]any{"activeDIs": active}
 	}
@@ -230,7 +230,7 @@ func (c *Cluster) Execution(inst string, instUID types.UID, cache bool, items ..
 	})
 	for _, it := range all {
 		typ, _ := it.spec["type"].(string)
-		st := map[string]any{"observedGeneration": 1, "phase": "Succeeded", "jobID": jobID, "jobIDFinished": jobID}
+		st := map[string]any{"observedGeneration": 1, "phase": "Succeeded", "jobID": JobID, "jobIDFinished": JobID}
 		if d, ok := deployers[typ]; ok {
 			st["deployer"] = map[string]any{"identity": d + "-testenv", "name": d + "." + group, "version": "0.0.0-dev"}
 		}
@@ -264,8 +264,9 @@ func (c *Cluster) Execution(inst string, instUID types.UID, cache bool, items ..
 	return objects
 }
 
-// jobID is the job every object Execution writes finished.
-const jobID = "5f0e2a43-3c1d-4e6b-9a57-1f2e3d4c5b6a"
+// JobID is the job every object Execution writes finished
+// (status.jobIDFinished), as TourManifestInstallation's.
+const JobID = "5f0e2a43-3c1d-4e6b-9a57-1f2e3d4c5b6a"
 
 // deployers are the deployers' names (<name>.landscaper.gardener.cloud) by
 // the deploy item type they serve.
