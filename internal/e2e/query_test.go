@@ -55,7 +55,8 @@ provider "landscaper" {
 // -generate-config-out` writes a resource and an import block by identity
 // for each, and that configuration applies as it stands: the ConfigMaps
 // Landscaper deployed keep their UIDs, and the plan after is empty. A
-// namespace that is no namespace name is refused, naming the attribute.
+// namespace that is no namespace name and a provider target the provider
+// does not define are refused, saying so; limit stops the listing.
 func TestQueryLandscaperNamespace(t *testing.T) {
 	tf := terraform115(t)
 	w := newWorkspace(t)
@@ -106,26 +107,39 @@ func TestQueryLandscaperNamespace(t *testing.T) {
 
 	acctest.WriteFile(t, w.Path("kubeconfig"), k.Kubeconfig)
 	w.Config(queryProvider)
-	list := func(namespace string) string {
+	list := func(target, namespace, more string) string {
 		return fmt.Sprintf(`
 list "landscaper_installation" "all" {
   provider         = landscaper
   include_resource = true
+  %s
   config {
-    target    = "landscaper"
+    target    = %q
     namespace = %q
   }
 }
-`, namespace)
+`, more, target, namespace)
 	}
-	acctest.WriteFile(t, w.Path("landscaper.tfquery.hcl"), list("Query_Inst"))
+	// Bad input is an error naming what is wrong, and nothing is listed.
+	for _, bad := range []struct{ target, namespace, summary, want string }{
+		{"landscaper", "Query_Inst", "Error: Invalid namespace", `the namespace "Query_Inst" is not a namespace name`},
+		{"nosuch", instNS, "Error: Provider target not defined", `the list of namespace "query-inst" names the provider target "nosuch"`},
+	} {
+		acctest.WriteFile(t, w.Path("landscaper.tfquery.hcl"), list(bad.target, bad.namespace, ""))
+		out, code := w.Run(nil, "query", "-no-color")
+		if flat := strings.Join(strings.Fields(out), " "); code == 0 || !strings.Contains(flat, bad.summary) || !strings.Contains(flat, bad.want) ||
+			strings.Contains(flat, "name=query-a") {
+			t.Errorf("list of %s in %s: query exited %d, want an error saying %s:\n%s", bad.namespace, bad.target, code, bad.want, out)
+		}
+	}
+	// limit stops the listing.
+	acctest.WriteFile(t, w.Path("landscaper.tfquery.hcl"), list("landscaper", instNS, "limit = 2"))
 	out, code := w.Run(nil, "query", "-no-color")
-	if flat := strings.Join(strings.Fields(out), " "); code == 0 || !strings.Contains(flat, "not a namespace name") ||
-		!strings.Contains(flat, "namespace") {
-		t.Fatalf("a namespace that is no namespace name: query exited %d:\n%s", code, out)
+	if got := strings.Count(out, "list.landscaper_installation.all "); code != 0 || got != 2 {
+		t.Errorf("query with limit = 2 exited %d with %d results:\n%s", code, got, out)
 	}
 
-	acctest.WriteFile(t, w.Path("landscaper.tfquery.hcl"), list(instNS))
+	acctest.WriteFile(t, w.Path("landscaper.tfquery.hcl"), list("landscaper", instNS, ""))
 	out, code = w.Run(nil, "query", "-no-color", "-generate-config-out=generated.tf")
 	if code != 0 {
 		t.Fatalf("terraform query -generate-config-out exited %d:\n%s", code, out)
