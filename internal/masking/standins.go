@@ -2,10 +2,7 @@ package masking
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -25,38 +22,54 @@ const Mask = "***"
 // when it has none), every digit of a number, every boolean flips. That
 // alone changes what a string or a number's digits feed, but a branch on
 // two booleans (a && b) or a comparison of a number may come out the same
-// for the stand-ins, so secrets holding booleans or numbers get more
-// rounds: each of the first booleans flipped alone; numbers smaller in
-// magnitude, larger in magnitude and of the other sign, so that a
-// threshold anywhere lies between the secret and one of its stand-ins
-// (digits drawn from a seed of the secrets, so a plan and its apply draw
-// the same). A leaf that differs from the real rendering in any round was
-// influenced by a secret.
+// for the stand-ins, so secrets holding booleans or numbers (also inside a
+// JSON or YAML document held in a string, and strings that are numbers)
+// get more rounds, in which each moves alone: three for numbers, smaller
+// in magnitude, larger in magnitude and of the other sign, so that a
+// threshold near the secret lies between it and one of its stand-ins
+// (booleans keep their values there); then one round per boolean, up to
+// maxBooleanRounds, flipping it alone (numbers keep theirs). Strings
+// change in every round. A leaf that differs from the real rendering in
+// any round was influenced by a secret.
 type Rounds struct {
-	n    int
-	seed [32]byte
-	// flip names the round (from 1) that flips a boolean leaf alone, by
-	// the leaf's path.
+	n int
+	// numbers is whether rounds 1 to 3 are the numbers' rounds.
+	numbers bool
+	// flip names the round that flips a boolean leaf alone, by the
+	// leaf's path.
 	flip map[string]int
 }
 
-// maxRounds bounds the shadow renderings of a tree: every round renders
-// the whole tree once more.
-const maxRounds = 4
+// maxBooleanRounds bounds the rounds of booleans: every round renders the
+// whole tree once more. Booleans past it share rounds.
+const maxBooleanRounds = 4
+
+// numberRounds are the rounds in which numbers move alone.
+const numberRounds = 3
+
+// maxRounds bounds the shadow renderings of a tree: round 0, the numbers'
+// and the booleans'. Strings rotate by round+1 places, which must stay
+// below the size of the smallest class they rotate in (ten digits).
+const maxRounds = 1 + numberRounds + maxBooleanRounds
 
 // NewRounds plans the rounds for the secrets of a tree, by a path that
 // names each (an import, a target).
 func NewRounds(secrets map[string]any) *Rounds {
 	r := &Rounds{n: 1, flip: map[string]int{}}
 	var bools []string
-	numbers := false
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
 		switch x := v.(type) {
 		case bool:
 			bools = append(bools, path)
 		case json.Number, float64, int, int64:
-			numbers = true
+			r.numbers = true
+		case string:
+			if doc, _, ok := parseDocument(x); ok {
+				walk(path+"/~doc", doc)
+			} else if numeric(x) {
+				r.numbers = true
+			}
 		case []any:
 			for i, e := range x {
 				walk(path+"/"+strconv.Itoa(i), e)
@@ -70,34 +83,34 @@ func NewRounds(secrets map[string]any) *Rounds {
 	for p, v := range secrets {
 		walk(p, v)
 	}
-	slices.Sort(bools)
-	extra := 0
+	if r.numbers {
+		r.n += numberRounds
+	}
 	if len(bools) > 1 {
-		// One boolean is exhausted by round 0: it has one other value.
-		extra = len(bools)
-	}
-	if numbers {
-		extra = max(extra, 3)
-	}
-	r.n += min(extra, maxRounds-1)
-	if r.n > 1 {
+		// One boolean alone is exhausted by round 0: it has one other
+		// value.
+		slices.Sort(bools)
+		first := r.n
+		rounds := min(len(bools), maxBooleanRounds)
 		for i, p := range bools {
-			r.flip[p] = 1 + i%(r.n-1)
+			r.flip[p] = first + i%rounds
 		}
+		r.n += rounds
 	}
-	h := sha256.New()
-	h.Write([]byte("landscaper-masking-rounds\x00"))
-	for _, p := range slices.Sorted(maps.Keys(secrets)) {
-		b, _ := json.Marshal(secrets[p])
-		h.Write([]byte(p + "\x00"))
-		h.Write(b)
-	}
-	copy(r.seed[:], h.Sum(nil))
 	return r
 }
 
 // Count is the number of shadow renderings.
 func (r *Rounds) Count() int { return r.n }
+
+// numberRound reports whether round i is one in which numbers move
+// alone, and which (1 smaller, 2 larger, 3 the other sign).
+func (r *Rounds) numberRound(i int) (int, bool) {
+	if !r.numbers || i < 1 || i > numberRounds {
+		return 0, false
+	}
+	return i, true
+}
 
 // Standins makes the stand-ins of round i.
 func (r *Rounds) Standins(i int) *Standins { return &Standins{r: r, round: i} }
@@ -133,20 +146,20 @@ func (s *Standins) At(path string, v any) any {
 		}
 		return x
 	case json.Number:
-		out := s.number(path, string(x))
+		out := s.number(string(x))
 		s.list = append(s.list, out)
 		return json.Number(out)
 	case float64:
-		f, err := strconv.ParseFloat(s.number(path, strconv.FormatFloat(x, 'f', -1, 64)), 64)
+		f, err := strconv.ParseFloat(s.number(strconv.FormatFloat(x, 'f', -1, 64)), 64)
 		if err != nil {
 			return x + 1
 		}
 		s.list = append(s.list, strconv.FormatFloat(f, 'f', -1, 64))
 		return f
 	case int:
-		return int(s.integer(path, int64(x)))
+		return int(s.integer(int64(x)))
 	case int64:
-		return s.integer(path, x)
+		return s.integer(x)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -188,6 +201,13 @@ func (s *Standins) str(path, x string) string {
 	if doc, ok := s.document(path, x); ok {
 		return doc
 	}
+	if _, moves := s.rounds().numberRound(s.round); moves && numeric(x) {
+		// A number written as text (a port for an env value) is
+		// compared as one once converted.
+		out := s.number(x)
+		s.list = append(s.list, out)
+		return out
+	}
 	r := Rotated(x, s.round+1)
 	if r != x {
 		s.list = append(s.list, r)
@@ -198,24 +218,8 @@ func (s *Standins) str(path, x string) string {
 // document replaces the leaves of a YAML or JSON document held in a
 // string, keeping its format.
 func (s *Standins) document(path, x string) (string, bool) {
-	trimmed := strings.TrimSpace(x)
-	isJSON := strings.HasPrefix(trimmed, "{") || strings.HasPrefix(trimmed, "[")
-	if !isJSON && !strings.Contains(x, "\n") {
-		return "", false
-	}
-	var doc any
-	if isJSON {
-		v, ok := decode([]byte(x))
-		if !ok {
-			return "", false
-		}
-		doc = v
-	} else if yaml.Unmarshal([]byte(x), &doc) != nil {
-		return "", false
-	}
-	switch doc.(type) {
-	case map[string]any, []any:
-	default:
+	doc, isJSON, ok := parseDocument(x)
+	if !ok {
 		return "", false
 	}
 	var out []byte
@@ -232,60 +236,105 @@ func (s *Standins) document(path, x string) (string, bool) {
 	return string(out), true
 }
 
-// draw is a number from the round's seed for the leaf at path.
-func (s *Standins) draw(path string) uint64 {
-	r := s.rounds()
-	h := sha256.New()
-	h.Write(r.seed[:])
-	h.Write([]byte(strconv.Itoa(s.round) + "\x00" + path))
-	return binary.BigEndian.Uint64(h.Sum(nil))
+// parseDocument parses a string that holds a JSON or YAML document (an
+// object or a list): JSON when it starts as one, YAML when it spans lines.
+func parseDocument(x string) (doc any, isJSON, ok bool) {
+	trimmed := strings.TrimSpace(x)
+	isJSON = strings.HasPrefix(trimmed, "{") || strings.HasPrefix(trimmed, "[")
+	if !isJSON && !strings.Contains(x, "\n") {
+		return nil, false, false
+	}
+	if isJSON {
+		v, ok := decode([]byte(x))
+		if !ok {
+			return nil, false, false
+		}
+		doc = v
+	} else if yaml.Unmarshal([]byte(x), &doc) != nil {
+		return nil, false, false
+	}
+	switch doc.(type) {
+	case map[string]any, []any:
+		return doc, isJSON, true
+	}
+	return nil, false, false
+}
+
+// numeric reports whether a string is a decimal number as a person writes
+// one ("8443", "-1.5"): such a string is compared as a number once
+// converted (atoi, float64).
+func numeric(x string) bool {
+	if x == "" || len(x) > 40 {
+		return false
+	}
+	digits := 0
+	for i, c := range x {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '-' && i == 0, c == '.':
+		default:
+			return false
+		}
+	}
+	_, err := strconv.ParseFloat(x, 64)
+	return digits > 0 && err == nil
 }
 
 // number is the stand-in of a number written as text: its digits moved on
 // in round 0 (so every digit, and so every prefix and suffix, differs);
-// then, with digits drawn at random, one of fewer integer digits (round
-// 1), one of more (round 2), and the first with the other sign (round 3).
-// A threshold between zero and the secret, or between the secret and the
-// next power of ten above it, lies between the secret and one of them, so
-// a comparison with it comes out otherwise for that stand-in; one further
-// off (ten times the secret, or past zero) may not.
-func (s *Standins) number(path, n string) string {
-	neg := strings.HasPrefix(n, "-")
-	switch s.round {
-	case 0:
+// in the numbers' rounds a tenth of it (fewer integer digits, round 1),
+// the next power of ten (round 2) and the first with the other sign
+// (round 3); as it is in the booleans' rounds. A threshold between zero
+// and the secret, or between the secret and the next power of ten above
+// it, lies between the secret and one of them, so a comparison with it
+// comes out otherwise for that stand-in; one further off (ten times the
+// secret, or past zero) may not. None is more than ten times the secret's
+// magnitude (a loop up to it costs at most ten times as much).
+func (s *Standins) number(n string) string {
+	round, moves := s.rounds().numberRound(s.round)
+	switch {
+	case s.round == 0:
 		return rotatedNumber(n)
-	case 3:
-		if neg {
+	case !moves:
+		return n
+	case round == 3:
+		if strings.HasPrefix(n, "-") {
 			return strings.TrimPrefix(rotatedNumber(n), "-")
 		}
 		return "-" + rotatedNumber(n)
 	}
-	digits := strings.TrimLeft(strings.SplitN(strings.TrimPrefix(n, "-"), ".", 2)[0], "0")
-	u := s.draw(path)
-	var v uint64
-	if s.round == 1 {
-		// Below 10^(digits-1): the secret has at least that many.
-		v = (u >> 8) % uint64(math.Pow10(min(max(len(digits)-1, 0), 18)))
+	f, err := strconv.ParseFloat(n, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return rotatedNumber(n)
+	}
+	a := math.Abs(f)
+	var v float64
+	if round == 1 {
+		v = math.Trunc(a / 10)
 	} else {
-		// At least 10^digits, below 10^(digits+1).
-		lo := uint64(math.Pow10(min(len(digits), 17)))
-		v = lo + (u>>8)%(9*lo)
+		digits := 0.0
+		if a >= 1 {
+			digits = math.Floor(math.Log10(a)) + 1
+		}
+		v = math.Pow(10, digits)
+		if v <= a { // Log10 rounded down at a power of ten
+			v *= 10
+		}
 	}
-	out := strconv.FormatUint(v, 10)
-	if strings.ContainsAny(n, ".eE") {
-		out += "." + strconv.FormatUint((u>>40)%1000+1, 10)
+	format := byte('f')
+	if strings.ContainsAny(n, "eE") {
+		format = 'e'
 	}
-	if neg {
-		out = "-" + out
-	}
-	if out == n {
+	out := strconv.FormatFloat(math.Copysign(v, f), format, -1, 64)
+	if out == n || v == a {
 		return rotatedNumber(n)
 	}
 	return out
 }
 
-func (s *Standins) integer(path string, n int64) int64 {
-	v, err := strconv.ParseInt(s.number(path, strconv.FormatInt(n, 10)), 10, 64)
+func (s *Standins) integer(n int64) int64 {
+	v, err := strconv.ParseInt(s.number(strconv.FormatInt(n, 10)), 10, 64)
 	if err != nil {
 		return n + 1
 	}

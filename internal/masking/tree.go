@@ -166,8 +166,7 @@ func (t *Tree) Shadow(ctx context.Context, in ShadowInput, specs map[string]engi
 		}
 	}
 	rounds := NewRounds(secrets)
-	t.shadows = make([]*installation.Shadow, rounds.Count())
-	t.standins = make([]*Secrets, rounds.Count())
+	t.shadows, t.standins = nil, nil
 	sensitive := map[string]map[string]bool{}
 	for i := range rounds.Count() {
 		st := rounds.Standins(i)
@@ -177,15 +176,24 @@ func (t *Tree) Shadow(ctx context.Context, in ShadowInput, specs map[string]engi
 		// not be masked as one in the shadow (it would mask whole
 		// values that the real rendering only masks in part).
 		flow := rounds.Standins(i)
-		t.shadows[i] = installation.RenderShadow(ctx, in.Blueprint, installation.ShadowInput{
+		sh := installation.RenderShadow(ctx, in.Blueprint, installation.ShadowInput{
 			Imports: imp, Status: in.Status, Known: in.Known, Standin: flow.At, ExportSecret: t.exportSecret,
 			Exports: in.Exports, SkipItems: in.SkipItems,
 		})
-		t.standins[i] = &Secrets{}
-		for _, x := range st.Strings() {
-			t.standins[i].Add(x)
+		if i > 0 && failsBeyond(sh, t.shadows[0]) {
+			// A later round's stand-ins are further from the secret (the
+			// other sign, another magnitude): a schema may refuse them
+			// (a port's minimum). Round 0 keeps the schema's shape; the
+			// round is left out rather than masking whole nodes.
+			continue
 		}
-		for p, names := range t.shadows[i].Exports {
+		secrets := &Secrets{}
+		for _, x := range st.Strings() {
+			secrets.Add(x)
+		}
+		t.shadows = append(t.shadows, sh)
+		t.standins = append(t.standins, secrets)
+		for p, names := range sh.Exports {
 			if sensitive[p] == nil {
 				sensitive[p] = map[string]bool{}
 			}
@@ -202,6 +210,22 @@ func (t *Tree) Shadow(ctx context.Context, in ShadowInput, specs map[string]engi
 		})
 	}
 	t.Derive(specs)
+}
+
+// failsBeyond reports whether shadow failed to render or to export a node
+// that first rendered and exported.
+func failsBeyond(shadow, first *installation.Shadow) bool {
+	for p := range shadow.Failed {
+		if _, ok := first.ErrorAt(p); !ok {
+			return true
+		}
+	}
+	for p := range shadow.ExportErrors {
+		if _, ok := first.ErrorAt(p); !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsSecrets reports whether anything in a tree is secret: a sensitive
