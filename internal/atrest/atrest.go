@@ -152,6 +152,13 @@ func (b *sealed) Render(ctx context.Context, in installation.Input) (*installati
 			sin := in
 			sin.Imports.Data = standinData(rounds.Standins(i), "imports/", in.Imports.Data, isIn(in.Imports.Sealed))
 			shadow, err := b.inner.Render(ctx, sin)
+			if err != nil && i > 0 {
+				// A later round's stand-ins are further from the secret
+				// (the other sign, another magnitude): a schema may
+				// refuse them (a port's minimum). Round 0 rendered; this
+				// round is left out rather than withholding everything.
+				continue
+			}
 			if err != nil {
 				// Nothing to compare with: every leaf counts as derived.
 				shadows = nil
@@ -280,9 +287,20 @@ func sameNames(r, shadow *installation.Rendered) error {
 		return nil
 	}
 	const keep = "; it would be kept in the state, which holds no secret"
+	// An item the shadow lacks exists because of a secret (if gt .n 0):
+	// its config is withheld whole, its name is the template's. One the
+	// shadow has under another name was named after the secret.
+	renamed := false
+	for name := range shadow.Items {
+		if _, ok := r.Items[name]; !ok {
+			renamed = true
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(r.Items)) {
 		si, found := shadow.Items[name]
 		switch {
+		case !found && !renamed:
+			continue
 		case !found:
 			return refused("the name of a deploy item is derived from a write-only secret%s: name it after something else", keep)
 		case si.Type != r.Items[name].Type:
@@ -332,6 +350,9 @@ func (b *sealed) Exports(ctx context.Context, in installation.Input, values inst
 		sv.DataObjects = standinData(st, "dataobjects/", values.DataObjects, isIn(values.Sealed))
 		sv.DeployItems = standinData(st, "deployitems/", values.DeployItems, secretItem)
 		shadow, err := b.inner.Exports(ctx, sin, sv)
+		if err != nil && i > 0 {
+			continue // as in Render: a later round a schema refuses is left out
+		}
 		if err := b.s.sealDiffering(&ex, shadow, err); err != nil {
 			return ex, err
 		}
