@@ -35,7 +35,8 @@ func TestSpecObjectsMaskSecrets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k, v := range back.Body["data"].(map[string]any) {
+		data, _ := back.Body["data"].(map[string]any)
+		for k, v := range data {
 			if v != MaskedValue {
 				t.Errorf("%s shows %s: %v", o.Key(), k, v)
 			}
