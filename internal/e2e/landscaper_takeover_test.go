@@ -60,6 +60,7 @@ func takeOver(t *testing.T, c takeoverCase) {
 	if ls.results["phase"] != "Succeeded" {
 		t.Fatalf("Landscaper's installation is %v: %s", ls.results["phase"], lsreferee.Compact(ls.results))
 	}
+	expectLstestFollows(t, k, ns)
 	uids := k.uids(ns)
 	checkReleases(t, k, ns, c.releases, 1)
 	// Step 2 of the guide: a copy of the Installation to roll back with.
