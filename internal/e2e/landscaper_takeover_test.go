@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -55,11 +56,14 @@ func takeOver(t *testing.T, c takeoverCase) {
 	ns := c.name
 	k.Namespace(ns)
 
+	start := time.Now()
+	step := func(what string) { t.Logf("%s after %s", what, time.Since(start).Round(100*time.Millisecond)) }
 	ls := &diffRun{who: "Landscaper", ns: ns}
 	runLandscaper(t, k, c.diffCase, ns, ls)
 	if ls.results["phase"] != "Succeeded" {
 		t.Fatalf("Landscaper's installation is %v: %s", ls.results["phase"], lsreferee.Compact(ls.results))
 	}
+	step("Landscaper deployed the installation")
 	expectLstestFollows(t, k, ns)
 	uids := k.uids(ns)
 	checkReleases(t, k, ns, c.releases, 1)
@@ -112,13 +116,16 @@ func takeOver(t *testing.T, c takeoverCase) {
 	k.annotate(ns, c.name, "landscaper.gardener.cloud/delete-without-uninstall", "true")
 	k.Delete(lstest.GVRs["Installation"], ns, c.name)
 	k.WaitGone(lstest.GVRs["Installation"], ns, c.name)
+	step("Landscaper deleted the Installation")
 	k.waitLetGo(ns)
+	step("Landscaper let go")
 	k.expectUIDs(ns, uids, "after Landscaper let go")
 
 	// Step 6: the saved plan takes over in place.
 	if out, code := w.Run(env2, "apply", "-input=false", "-no-color", "tfplan"); code != 0 {
 		t.Fatalf("apply of the take-over exited %d:\n%s", code, out)
 	}
+	step("the take-over applied")
 	k.expectUIDs(ns, uids, "after the take-over")
 	checkReleases(t, k, ns, c.releases, 2)
 	owners := providerOwners(w, c.name)
@@ -140,6 +147,7 @@ func takeOver(t *testing.T, c takeoverCase) {
 	k.Create(rollbackCopy(saved))
 	k.annotate(ns, c.name, "landscaper.gardener.cloud/operation", "reconcile")
 	k.WaitJobFinished(ns, c.name)
+	step("Landscaper took the installation back")
 	if phase := phaseOf(k, ns, c.name); phase != "Succeeded" {
 		t.Fatalf("Landscaper took the installation back %s", phase)
 	}
