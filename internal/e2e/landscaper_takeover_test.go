@@ -35,10 +35,6 @@ type takeoverCase struct {
 	// releases are the helm releases the tree installs (in the namespace):
 	// each must be upgraded in place by the take-over and by the rollback.
 	releases []string
-	// fallback are the objects ("<resource>/<name>") the tree deploys with
-	// the policy fallback: the guide says Landscaper leaves them with the
-	// provider's label when it takes the installation back.
-	fallback []string
 }
 
 // takeoverObjects are the kinds whose objects in the namespace must keep
@@ -133,7 +129,7 @@ func takeOver(t *testing.T, c takeoverCase) {
 	k.expectUIDs(ns, uids, "after the take-over")
 	checkReleases(t, k, ns, c.releases, 2)
 	owners := providerOwners(w, c.name)
-	k.expectManagedBy(ns, func(_, label, value string) string {
+	k.expectManagedBy(ns, func(label, value string) string {
 		if owners[value] && !lsItems[value] {
 			return ""
 		}
@@ -158,13 +154,7 @@ func takeOver(t *testing.T, c takeoverCase) {
 	k.expectUIDs(ns, uids, "after Landscaper took the installation back")
 	checkReleases(t, k, ns, c.releases, 3)
 	items := k.deployItemNames(ns)
-	k.expectManagedBy(ns, func(object, label, value string) string {
-		if slices.Contains(c.fallback, object) {
-			if owners[value] {
-				return ""
-			}
-			return fmt.Sprintf("the provider's label %s, which Landscaper leaves on an object of policy fallback", label)
-		}
+	k.expectManagedBy(ns, func(label, value string) string {
 		if items[value] {
 			return ""
 		}
@@ -304,7 +294,7 @@ func (k *diffKube) expectUIDs(ns string, want map[string]types.UID, when string)
 
 // expectManagedBy fails the test for each object in ns carrying a
 // deployer's managed label whose value bad rejects, saying what it wants.
-func (k *diffKube) expectManagedBy(ns string, bad func(object, label, value string) string) {
+func (k *diffKube) expectManagedBy(ns string, bad func(label, value string) string) {
 	k.t.Helper()
 	for _, res := range takeoverObjects {
 		list, err := k.Resource(schema.GroupVersionResource{Version: "v1", Resource: res}, ns).List(k.t.Context(), metav1.ListOptions{})
@@ -314,7 +304,7 @@ func (k *diffKube) expectManagedBy(ns string, bad func(object, label, value stri
 		for _, item := range list.Items {
 			for _, label := range []string{kube.ManifestManagedLabel, lscluster.HelmManagedLabel} {
 				if v, ok := item.GetLabels()[label]; ok {
-					if want := bad(res+"/"+item.GetName(), label, v); want != "" {
+					if want := bad(label, v); want != "" {
 						k.t.Errorf("%s %s/%s is labelled %s=%s, want %s", res, ns, item.GetName(), label, v, want)
 					}
 				}
@@ -400,9 +390,8 @@ func checkReleases(t *testing.T, k *diffKube, ns string, releases []string, revi
 }
 
 // manifestTakeoverBlueprint deploys, with the manifest deployer, a
-// ConfigMap holding a DataObject import, a Secret holding an import from a
-// Secret, and a ConfigMap of policy fallback, and exports the first
-// ConfigMap's greeting.
+// ConfigMap holding a DataObject import and a Secret holding an import
+// from a Secret, and exports the ConfigMap's greeting.
 const manifestTakeoverBlueprint = blueprintHeader + `  - {name: greeting, type: data, schema: {type: string}}
   - {name: password, type: data, schema: {type: string}}
 exports:
@@ -432,12 +421,6 @@ deployExecutions:
                   kind: Secret
                   metadata: {name: app-credentials, namespace: {{ .imports.namespace }}}
                   stringData: {password: {{ .imports.password | quote }}}
-              - policy: fallback
-                manifest:
-                  apiVersion: v1
-                  kind: ConfigMap
-                  metadata: {name: app-defaults, namespace: {{ .imports.namespace }}}
-                  data: {color: blue}
             exports:
               exports:
                 - key: greeting
@@ -461,7 +444,7 @@ func TestTakeoverFromLandscaper_manifest(t *testing.T) {
 		imports:   map[string]any{"greeting": "hello"},
 		secrets:   map[string]string{"password": "s3cret"},
 		targets:   []string{"cluster"},
-	}, fallback: []string{"configmaps/app-defaults"}})
+	}})
 }
 
 // TestTakeoverFromLandscaper_helm takes over a helm release with an inline

@@ -178,8 +178,8 @@ func TestStateFromVersion4Upgrades(t *testing.T) {
 		t.Fatal(err)
 	}
 	inst := st.Resources[0].Instances[0]
-	if inst.SchemaVersion != 6 {
-		t.Errorf("schema_version %d after apply, want 6", inst.SchemaVersion)
+	if inst.SchemaVersion != installationSchemaVersionNow {
+		t.Errorf("schema_version %d after apply, want %d", inst.SchemaVersion, installationSchemaVersionNow)
 	}
 	for _, p := range inst.Sensitive {
 		if s := string(p); slices.Contains([]string{`[{"type":"get_attr","value":"target_lists"}]`,

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,30 +73,51 @@ func TestStateFromVersion0Upgrades(t *testing.T) {
 
 // State of schema version 5 (recorded in testdata/state-v5 by that
 // provider), before sensitive_imports_wo, plans nothing: the new
-// attributes read as null, no job runs, and the apply writes version 6.
+// attributes read as null, no job runs, and the apply writes the current version.
 func TestStateFromVersion5Upgrades(t *testing.T) {
 	t.Parallel()
+	upgradesPlanningNothing(t, "state-v5", "sensitive_imports_wo", "sensitive_imports_wo_version")
+}
+
+// State of schema version 6 (recorded in testdata/state-v6 by that
+// provider), before remote mode, plans nothing likewise.
+func TestStateFromVersion6Upgrades(t *testing.T) {
+	t.Parallel()
+	upgradesPlanningNothing(t, "state-v6", "landscaper_cluster", "automatic_reconcile", "landscaper_objects")
+}
+
+// upgradesPlanningNothing applies the recorded state in testdata/dir of
+// landscaper_installation.app: the plan is empty, the apply runs no job
+// and writes the current schema version with the attributes added since
+// null, and the plan after is empty.
+func upgradesPlanningNothing(t *testing.T, dir string, added ...string) {
+	t.Helper()
 	w := newWorkspace(t)
 	for _, f := range []string{"main.tf", "terraform.tfstate"} {
-		acctest.WriteFile(t, w.Path(f), acctest.ReadFile(t, filepath.Join("testdata", "state-v5", f)))
+		acctest.WriteFile(t, w.Path(f), acctest.ReadFile(t, filepath.Join("testdata", dir, f)))
 	}
 	before := w.Attributes("landscaper_installation", "app")
 	if out, code := w.PlanExitCode(); code != 0 {
-		t.Fatalf("plan of the recorded v5 state: exit %d, want 0 (no changes):\n%s", code, out)
+		t.Fatalf("plan of the recorded state in %s: exit %d, want 0 (no changes):\n%s", dir, code, out)
 	}
 	w.Apply()
 	after := w.Attributes("landscaper_installation", "app")
 	if a, b := acctest.Dig(after, "status", "job_id"), acctest.Dig(before, "status", "job_id"); a != b || a == nil {
 		t.Fatalf("the upgrade ran a job: job_id %v, was %v", a, b)
 	}
-	if after["sensitive_imports_wo"] != nil || after["sensitive_imports_wo_version"] != nil {
-		t.Errorf("the new attributes: %v, %v", after["sensitive_imports_wo"], after["sensitive_imports_wo_version"])
+	for _, a := range added {
+		if after[a] != nil {
+			t.Errorf("%s after the upgrade: %v", a, after[a])
+		}
 	}
-	raw := acctest.ReadFile(t, w.Path("terraform.tfstate"))
-	if !strings.Contains(raw, `"schema_version": 6`) {
-		t.Errorf("the state after apply is not of schema version 6:\n%.400s", raw)
+	if raw := acctest.ReadFile(t, w.Path("terraform.tfstate")); !strings.Contains(raw, `"schema_version": `+fmt.Sprint(installationSchemaVersionNow)) {
+		t.Errorf("the state after apply is not of schema version %d:\n%.400s", installationSchemaVersionNow, raw)
 	}
 	if out, code := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan after the upgrade: exit %d, want 0:\n%s", code, out)
 	}
 }
+
+// installationSchemaVersionNow is landscaper_installation's schema
+// version, which every upgraded state is written in.
+const installationSchemaVersionNow = 7

@@ -2,6 +2,8 @@ package lscluster
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -455,4 +457,43 @@ func (w *Writer) treeOf(ctx context.Context, inst *lsInstallation) (*Tree, error
 	walk("", subs)
 	t.DeployItems = (&Installation{Execution: exec, Subinstallations: subs}).DeployItems()
 	return t, nil
+}
+
+// WriterOf returns a writer of the cluster r reads.
+func WriterOf(r *Reader) *Writer { return &Writer{Reader: r} }
+
+// Record is what a remote installation keeps of an object it wrote, to
+// tell later whether the object changed: the body, with the data of a
+// Secret replaced by one digest of it, so that no secret is kept.
+func (o Object) Record() Object {
+	if o.Kind != KindSecret {
+		return o
+	}
+	body := maps.Clone(o.Body)
+	if data, ok := body["data"]; ok {
+		raw, _ := json.Marshal(data)
+		sum := sha256.Sum256(append([]byte(o.Name+"\x00"), raw...))
+		body["data"] = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return Object{Kind: o.Kind, Name: o.Name, Body: body}
+}
+
+// Drifted returns, sorted, the keys of the recorded objects (Record) that
+// are gone from the cluster or no longer hold what was written.
+func (w *Writer) Drifted(ctx context.Context, recs []Object) ([]string, error) {
+	// A record's Secret data is no object, so the live data is read whole
+	// and recorded alike.
+	live, err := w.Live(ctx, recs)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range recs {
+		l, ok := live[r.Key()]
+		if !ok || !Equal(r, l.Record()) {
+			out = append(out, r.Key())
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -200,6 +202,32 @@ func TestWriterRunsAnInstallationOnLandscaper(t *testing.T) {
 		if !ok || !Equal(o, l) {
 			t.Errorf("%s reads back as\n%s\nwritten as\n%s", o.Key(), l.Masked(), o.Masked())
 		}
+	}
+
+	recs := make([]Object, len(objs))
+	for i, o := range objs {
+		recs[i] = o.Record()
+	}
+	if d, err := r.w.Drifted(t.Context(), recs); err != nil || len(d) > 0 {
+		t.Errorf("drifted right after the apply: %v %v", d, err)
+	}
+	// Someone changes the password's Secret and a DataObject behind the
+	// writer's back.
+	for _, p := range []struct {
+		gvr  schema.GroupVersionResource
+		name string
+		body string
+	}{
+		{secretsGVR, ObjectName("hello", "import", "password"), `{"data":{"value":"ImNoYW5nZWQi"}}`},
+		{dataObjectsGVR, ObjectName("hello", "import", "greeting"), `{"data":"Hello Drift"}`},
+	} {
+		if _, err := r.d.Resource(p.gvr).Namespace(r.ns).Patch(t.Context(), p.name, types.MergePatchType, []byte(p.body), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := r.w.Drifted(t.Context(), recs)
+	if want := []string{"DataObject/hello.import.greeting", "Secret/hello.import.password"}; err != nil || !slices.Equal(d, want) {
+		t.Errorf("drifted: %v %v, want %v", d, err, want)
 	}
 
 	s2 := r.spec("Hello Again")

@@ -41,8 +41,9 @@ const installationType = "landscaper_installation"
 // is) and added target_exports[*].name, which state of version 4 reads as
 // null; version 6 sensitive_imports_wo (write-only, always null in
 // state) and sensitive_imports_wo_version, which earlier state reads as
-// null.
-const installationSchemaVersion = 6
+// null; version 7 landscaper_cluster, automatic_reconcile and
+// landscaper_objects (remote mode), null in earlier state and in-process.
+const installationSchemaVersion = 7
 
 const attrSensitiveExports = "sensitive_exports"
 
@@ -259,6 +260,50 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					attrRollout: rolloutStatusAttribute(installationRollout),
 				},
 			},
+			attrLandscaperCluster: schema.SingleNestedAttribute{
+				MarkdownDescription: "Run the installation on a Landscaper resource cluster instead of in-process " +
+					"(remote mode; see the guide \"Running on a Landscaper cluster\"). The apply writes the objects of " +
+					"`" + attrLandscaperObjects + "` there with server-side apply, starts a reconcile of the Installation " +
+					"and waits until Landscaper's controllers report it `Succeeded` or `Failed`; refresh reads its phase " +
+					"and the objects written; destroy deletes the Installation, waits until Landscaper has removed what " +
+					"its deploy items installed, then deletes the rest. The plan still renders the tree in-process, so " +
+					"`deploy_items` and `plan_cluster_changes` show what Landscaper will be asked to do. Every target " +
+					"import becomes a Landscaper Target whose config is kept in a Secret of the namespace (see the " +
+					"security guide). Blueprints from `path` or `filesystem` travel inline in the Installation; a " +
+					"component must come from a `repository_context` Landscaper can reach (`constructors` and a local " +
+					"`repository` are refused). Not with `rollout`, `verification` or `sensitive_imports_wo`. " +
+					"Changing it replaces the resource.",
+				Optional: true,
+				Attributes: map[string]schema.Attribute{
+					"target": schema.StringAttribute{Required: true, MarkdownDescription: "The provider target (of " +
+						"type `landscaper.gardener.cloud/kubernetes-cluster`) whose cluster is Landscaper's resource cluster."},
+					"namespace": schema.StringAttribute{Required: true, MarkdownDescription: "The namespace of that " +
+						"cluster the Installation and its objects are written to; it must exist."},
+				},
+			},
+			attrAutomaticReconcile: schema.SingleNestedAttribute{
+				MarkdownDescription: "With `" + attrLandscaperCluster + "`: Landscaper reconciles the installation on " +
+					"its own every `interval` after a job finished, succeeded or failed (the Installation's " +
+					"`spec.automaticReconcile`), so drift in the target clusters is repaired between applies. A job " +
+					"Landscaper ran on its own shows in `status` once it has finished; one that failed plans an update. " +
+					"In-process, nothing runs between applies, so it is refused there.",
+				Optional: true,
+				Attributes: map[string]schema.Attribute{
+					"interval": schema.StringAttribute{Required: true, MarkdownDescription: "How long after a job " +
+						"Landscaper starts the next, as a Go duration: `\"1h\"`, `\"30m\"`."},
+				},
+			},
+			attrLandscaperObjects: schema.MapAttribute{
+				MarkdownDescription: "In remote mode (`" + attrLandscaperCluster + "`), the Landscaper objects the " +
+					"installation writes, by `\"<kind>/<name>\"`, each as YAML: the Installation, its Context, a " +
+					"DataObject per entry of `imports`, a Secret per entry of `sensitive_imports`, a Target and the " +
+					"Secret holding its config per target import, and a Secret with the registry credentials the " +
+					"Context names. The data of every Secret shows as `***`, and any secret value elsewhere is masked " +
+					"as in `deploy_items`; a Secret whose content the apply changes (a rotated credential) shows as " +
+					"known after apply. Null in-process.",
+				Computed:    true,
+				ElementType: types.StringType,
+			},
 			attrRollout:            rolloutAttribute(installationRollout),
 			attrRolloutPlan:        rolloutPlanAttribute(installationRollout),
 			attrPlanClusterChanges: planClusterChangesAttribute(),
@@ -301,6 +346,7 @@ func (x *installations) validate(_ context.Context, config tftypes.Value) proble
 	ps = append(ps, rps...)
 	ps = append(ps, validateInstallationInputs(f, x.deployers)...)
 	ps = append(ps, validateAtRest(f)...)
+	ps = append(ps, validateRemote(f)...)
 	return append(ps, inlineTargetsWarning(f)...)
 }
 
@@ -615,7 +661,8 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		// A destroy: the provider's targets the tree used must still be
 		// there, as the state keeps no config for them.
 		saved, err := decodeInstallationPrivate(priorPrivate)
-		if err != nil {
+		if err != nil || saved.Remote != nil {
+			// Landscaper deletes what it deployed, with its own targets.
 			return proposed, nil, nil
 		}
 		dels, why := treeDeletions(saved.Status, ""), "is deleted when the resource is destroyed"
@@ -647,6 +694,9 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		var ps problems
 		ps.add(nil, "Corrupt private state", err.Error())
 		return unknownAll(), replace, ps
+	}
+	if _, _, set, _ := remoteCluster(f); set || saved.Remote != nil {
+		return x.planRemote(ctx, f, pf, saved, replace)
 	}
 	src, srcKnown := sourceOf(f)
 	pt := x.targets().assuming(locations(treeTargets(saved.Status)))
@@ -828,6 +878,9 @@ func (x *installations) apply(ctx context.Context, prior, planned tftypes.Value,
 
 func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value, []byte, problems) {
 	ctx, f := r.ctx, r.f
+	if _, _, set, _ := remoteCluster(f); set || r.saved.Remote != nil {
+		return x.applyRemote(r)
+	}
 	var ps problems
 	src, srcKnown := sourceOf(f)
 	imp, impKnown, ips := importsOf(f, x.targets())
@@ -994,6 +1047,9 @@ func (x *installations) stateOf(f map[string]tftypes.Value, st *installation.Sta
 
 func (x *installations) destroy(r *jobRun[storedInstallation]) (tftypes.Value, []byte, problems) {
 	f := r.f
+	if r.saved.Remote != nil {
+		return x.destroyRemote(r)
+	}
 	if r.saved.Status == nil {
 		return tftypes.NewValue(x.t, nil), nil, nil
 	}
@@ -1019,7 +1075,21 @@ func (x *installations) destroy(r *jobRun[storedInstallation]) (tftypes.Value, [
 // read asks the deployers of every succeeded item in the tree for drift.
 func (x *installations) read(ctx context.Context, state tftypes.Value, private []byte) (tftypes.Value, []byte, problems) {
 	e := x.engine()
-	if e == nil || state.IsNull() || !x.refreshes(private) {
+	if e == nil || state.IsNull() {
+		return state, private, nil
+	}
+	if isRemote(private) {
+		saved, err := decodeInstallationPrivate(private)
+		if err != nil {
+			return state, private, nil
+		}
+		st, priv, ps := x.readRemote(ctx, state, saved)
+		if priv == nil && !st.IsNull() {
+			priv = private
+		}
+		return st, priv, ps
+	}
+	if !x.refreshes(private) {
 		return state, private, nil
 	}
 	saved, err := decodeInstallationPrivate(private)
@@ -1246,6 +1316,8 @@ func treeProblems(st *installation.Status, sec *masking.Tree) problems {
 // storedInstallation is what private state keeps for one installation.
 type storedInstallation struct {
 	Status *installation.Status `json:"status"`
+	// Remote is set in remote mode (installation_remote.go).
+	Remote *remoteState `json:"remote,omitempty"`
 }
 
 func decodeInstallationPrivate(private []byte) (storedInstallation, error) {
@@ -1293,5 +1365,5 @@ func encodeInstallationPrivate(st *installation.Status) ([]byte, error) {
 }
 
 func (x *installations) refreshes(private []byte) bool {
-	return settledMark(private) && mayDrift(private, x.deployers)
+	return isRemote(private) || settledMark(private) && mayDrift(private, x.deployers)
 }

@@ -270,3 +270,22 @@ func Declarations(bp installation.Blueprint) (imports, exports []Declaration) {
 	}
 	return imports, exports
 }
+
+// Files are the files of bp, by slash-separated path, as they were read:
+// what a Landscaper cluster is handed inline to render the same blueprint;
+// nil for a blueprint Load did not return.
+func Files(bp installation.Blueprint) (map[string][]byte, error) {
+	n, ok := bp.(*node)
+	if !ok {
+		return nil, nil
+	}
+	out := map[string][]byte{}
+	for _, name := range n.bp.Files() {
+		data, err := n.bp.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = data
+	}
+	return out, nil
+}

@@ -1,0 +1,781 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
+)
+
+// Remote mode: landscaper_installation with landscaper_cluster hands the
+// installation to a Landscaper resource cluster. The tree is still
+// rendered in-process at plan time, as a review surface; what runs is
+// Landscaper's. The objects come from lscluster.Spec, the waiting and
+// reading from lscluster.Writer; this file only maps attributes to them.
+
+const (
+	attrLandscaperCluster  = "landscaper_cluster"
+	attrLandscaperObjects  = "landscaper_objects"
+	attrAutomaticReconcile = "automatic_reconcile"
+)
+
+// remoteState is what private state keeps of an installation a Landscaper
+// cluster runs; storedInstallation.Status then holds Landscaper's tree.
+type remoteState struct {
+	Target    string `json:"target"`
+	Namespace string `json:"namespace"`
+	// Objects are the records (lscluster.Object.Record) of the objects
+	// written, in the order written: what a refresh compares the cluster
+	// with, and what destroy deletes. A record keeps no secret.
+	Objects []lscluster.Object `json:"objects"`
+	// Trigger is the reconcile_trigger of the last job.
+	Trigger string `json:"trigger,omitempty"`
+	// Drifted names the objects the last refresh found changed or gone.
+	Drifted []string `json:"drifted,omitempty"`
+}
+
+// remoteCluster reads landscaper_cluster; set is false in-process, known
+// false while a part of it is unknown.
+func remoteCluster(f map[string]tftypes.Value) (target, namespace string, set, known bool) {
+	v := f[attrLandscaperCluster]
+	if v.IsNull() {
+		return "", "", false, true
+	}
+	if !v.IsFullyKnown() {
+		return "", "", true, false
+	}
+	c := fields(v)
+	return str(c["target"]), str(c["namespace"]), true, true
+}
+
+// validateRemote refuses, at validate and plan time, what remote mode
+// cannot hand to Landscaper, saying why.
+func validateRemote(f map[string]tftypes.Value) problems {
+	var ps problems
+	if ar := f[attrAutomaticReconcile]; !ar.IsNull() {
+		at := attrPath(attrAutomaticReconcile).WithAttributeName("interval")
+		if iv := fields(ar)["interval"]; ar.IsKnown() && iv.IsKnown() {
+			if d, err := time.ParseDuration(str(iv)); err != nil || d <= 0 {
+				ps.add(at, "Invalid interval", fmt.Sprintf("%q is not a positive duration such as \"1h\" or \"30m\"", str(iv)))
+			}
+		}
+		if f[attrLandscaperCluster].IsNull() {
+			ps.add(attrPath(attrAutomaticReconcile), "Only on a Landscaper cluster", attrAutomaticReconcile+" needs "+
+				attrLandscaperCluster+": in-process, nothing runs between applies, so nothing could reconcile on its own.")
+		}
+	}
+	if v := f[attrLandscaperCluster]; v.IsNull() {
+		return ps
+	}
+	c := fields(f[attrLandscaperCluster])
+	if ns := c["namespace"]; ns.IsKnown() && !ns.IsNull() {
+		validateName(&ps, attrPath(attrLandscaperCluster).WithAttributeName("namespace"), "namespace", ns)
+	}
+	why := "Landscaper's controllers run on the Landscaper cluster and read components from a registry; "
+	comp := fields(f["component"])
+	if cs := comp["constructors"]; cs.IsKnown() && !cs.IsNull() {
+		ps.add(attrPath("component").WithAttributeName("constructors"), "Not possible on a Landscaper cluster",
+			why+"component constructors are files on this machine, which Landscaper cannot read. Transfer the component "+
+				"to a registry (ocm transfer) and give its repository_context.")
+	}
+	if r := comp["repository"]; r.IsKnown() && !r.IsNull() {
+		ps.add(attrPath("component").WithAttributeName("repository"), "Not possible on a Landscaper cluster",
+			why+"a local transport archive or component archive is a file on this machine, which Landscaper cannot "+
+				"read. Transfer it to a registry (ocm transfer ctf) and give its repository_context.")
+	}
+	for _, a := range []struct{ name, why string }{
+		{attrRollout, "Landscaper has no rollouts: it runs every deploy item of a job."},
+		{"verification", "the provider verifies signatures in-process; on a Landscaper cluster that is Landscaper's " +
+			"own verification, configured there."},
+		{attrSensitiveImportsWO, "Landscaper's controllers read imports from Secrets in the cluster, so a write-only " +
+			"value would be kept at rest there; use sensitive_imports."},
+	} {
+		if v := f[a.name]; !v.IsKnown() || !v.IsNull() {
+			ps.add(attrPath(a.name), "Not possible on a Landscaper cluster", a.name+" cannot be used with "+attrLandscaperCluster+": "+a.why)
+		}
+	}
+	return ps
+}
+
+// remoteRun is an installation rendered for a Landscaper cluster.
+type remoteRun struct {
+	spec lscluster.Spec
+	objs []lscluster.Object
+	plan *installation.Plan
+	imp  installation.Imports
+	sec  *masking.Tree
+	// credentials are the strings of the provider targets' configs, which
+	// the tree's masking never sees (the tree holds references), but
+	// Landscaper's messages might quote.
+	credentials []string
+}
+
+// mask masks what run knows to be secret in a message: the tree's
+// secrets, and the provider targets' credentials.
+func (run *remoteRun) mask(text string) string {
+	text = run.sec.Text(text)
+	for _, c := range run.credentials {
+		text = strings.ReplaceAll(text, c, mask)
+	}
+	return text
+}
+
+// credentialStrings are the string values in a target config, and in the
+// YAML documents (a kubeconfig) among them, long enough to be a secret.
+func credentialStrings(config []byte) []string {
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case string:
+			if len(v) < 8 {
+				return
+			}
+			out = append(out, v)
+			var doc any
+			if strings.Contains(v, "\n") && yaml.Unmarshal([]byte(v), &doc) == nil {
+				walk(doc)
+			}
+		}
+	}
+	var v any
+	if yaml.Unmarshal(config, &v) == nil {
+		walk(v)
+	}
+	// Longest first, so a string is masked before a part of it.
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// renderRemote renders the tree in-process, as a plan shows it, and the
+// objects that hand it to Landscaper; nil while inputs are unknown or on
+// problems.
+func (x *installations) renderRemote(ctx context.Context, f map[string]tftypes.Value, pt *providerTargets) (*remoteRun, problems) {
+	src, srcKnown := sourceOf(f)
+	imp, impKnown, ps := importsOf(f, pt)
+	if ps.errors() || !srcKnown || !impKnown || !f["name"].IsKnown() {
+		return nil, ps
+	}
+	bp, err := x.load(ctx, src)
+	if err != nil {
+		return nil, append(ps, loadProblems(err)...)
+	}
+	ps = append(ps, componentWarnings(bp)...)
+	sec := secretsOf(f, imp)
+	p, err := installation.PlanTree(ctx, bp, imp, nil, triggerOf(f), nil)
+	if err != nil {
+		in := masking.ShadowInput{Blueprint: bp, Imports: imp, Sensitive: sensitiveImports(f)}
+		return nil, append(ps, renderProblems(ctx, sec, in, err)...)
+	}
+	p.Walk(func(n *installation.Plan) { sec.AddImports(n.Imports) })
+	if p.AllKnown() {
+		sec.Current(renderedSpecs(p))
+		sec.Shadow(ctx, masking.ShadowInput{Blueprint: bp, Imports: imp, Sensitive: sensitiveImports(f), Known: planKnown(p)},
+			plannedSpecs(p, nil))
+	}
+	spec, err := remoteSpec(f, src, bp, imp, pt)
+	if err != nil {
+		ps.add(nil, "Cannot hand the installation to Landscaper", sec.Text(err.Error()))
+		return nil, ps
+	}
+	objs, err := spec.Objects()
+	if err != nil {
+		ps.add(nil, "Cannot hand the installation to Landscaper", sec.Text(err.Error()))
+		return nil, ps
+	}
+	run := &remoteRun{spec: spec, objs: objs, plan: p, imp: imp, sec: sec}
+	for _, t := range imp.Targets {
+		if t.Ref != "" {
+			if resolved, ok := pt.resolve(t.Ref); ok {
+				run.credentials = append(run.credentials, credentialStrings(resolved.Config)...)
+			}
+		}
+	}
+	return run, ps
+}
+
+// remoteSpec is what the Landscaper cluster is handed.
+func remoteSpec(f map[string]tftypes.Value, src render.Source, bp installation.Blueprint, imp installation.Imports, pt *providerTargets) (lscluster.Spec, error) {
+	_, ns, _, _ := remoteCluster(f)
+	s := lscluster.Spec{Namespace: ns, Name: str(f["name"])}
+	if c := src.Component; c != nil {
+		if c.RepositoryContext == nil {
+			return s, errors.New("component: give component.repository_context, the registry Landscaper reads the " +
+				"component from; the provider's repository_context is not handed to a Landscaper cluster")
+		}
+		s.Component = &lscluster.ComponentRef{Name: c.Name, Version: c.Version, RepositoryContext: c.RepositoryContext}
+	}
+	if src.Ref != "" {
+		s.Blueprint.Ref = src.Ref
+	} else {
+		files, err := render.Files(bp)
+		if err != nil {
+			return s, err
+		}
+		s.Files = files
+	}
+	if ar := fields(f[attrAutomaticReconcile]); ar != nil {
+		s.AutomaticReconcile, _ = time.ParseDuration(str(ar["interval"]))
+	}
+	plain, _ := valueToAny(f["imports"])
+	s.Data, _ = plain.(map[string]any)
+	secret, _ := valueToAny(f[attrSensitiveImports])
+	s.SecretData, _ = secret.(map[string]any)
+	var err error
+	target := func(t *deployer.Target) lscluster.Target {
+		out := lscluster.Target{Ref: t.Ref, Type: t.Type, Config: t.Config, Labels: t.Labels, Annotations: t.Annotations}
+		if t.Ref != "" {
+			resolved, ok := pt.resolve(t.Ref)
+			if !ok {
+				err = fmt.Errorf("provider target %q is not defined", t.Ref)
+				return out
+			}
+			out.Type, out.Config = resolved.Type, resolved.Config
+		}
+		return out
+	}
+	s.Targets = map[string]lscluster.Target{}
+	for n, t := range imp.Targets {
+		s.Targets[n] = target(t)
+	}
+	s.TargetLists = map[string][]lscluster.Target{}
+	for n, l := range imp.TargetLists {
+		for _, t := range l {
+			s.TargetLists[n] = append(s.TargetLists[n], target(t))
+		}
+	}
+	s.TargetMaps = map[string]map[string]lscluster.Target{}
+	for n, m := range imp.TargetMaps {
+		s.TargetMaps[n] = map[string]lscluster.Target{}
+		for k, t := range m {
+			s.TargetMaps[n][k] = target(t)
+		}
+	}
+	_, exports := render.Declarations(bp)
+	for _, d := range exports {
+		if d.Type == "target" {
+			s.TargetExports = append(s.TargetExports, d.Name)
+		} else {
+			s.DataExports = append(s.DataExports, d.Name)
+		}
+	}
+	return s, err
+}
+
+// objectsValue is landscaper_objects: every object masked (Secrets' data
+// by lscluster, any other secret value by the tree's masking); the
+// objects named in unknown are known only after the apply.
+func (x *installations) objectsValue(objs []lscluster.Object, sec *masking.Tree, unknown []string) tftypes.Value {
+	t := x.t.AttributeTypes[attrLandscaperObjects]
+	vals := make(map[string]tftypes.Value, len(objs))
+	for _, o := range objs {
+		vals[o.Key()] = stringValue(sec.Text(o.Masked()))
+		if slices.Contains(unknown, o.Key()) {
+			vals[o.Key()] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
+		}
+	}
+	return tftypes.NewValue(t, vals)
+}
+
+// changedObjects are the keys of the objects whose record differs from
+// what rs wrote, or that it did not write, or that drifted since; and
+// whether all of them are Secrets holding target configs, which a
+// rotated credential changes without any job to run.
+func (rs *remoteState) changedObjects(objs []lscluster.Object) (keys []string, onlyTargetSecrets bool) {
+	before := map[string]lscluster.Object{}
+	for _, o := range rs.Objects {
+		before[o.Key()] = o
+	}
+	onlyTargetSecrets = true
+	for _, o := range objs {
+		b, ok := before[o.Key()]
+		if ok && lscluster.Equal(b, o.Record()) && !slices.Contains(rs.Drifted, o.Key()) {
+			continue
+		}
+		keys = append(keys, o.Key())
+		onlyTargetSecrets = onlyTargetSecrets && ok && o.Kind == lscluster.KindSecret && isTargetSecret(o)
+	}
+	if len(objs) != len(rs.Objects) {
+		onlyTargetSecrets = false
+	}
+	return keys, onlyTargetSecrets
+}
+
+// isTargetSecret tells the Secret holding a Target's config: the Target
+// of the same name refers to it.
+func isTargetSecret(o lscluster.Object) bool {
+	return strings.Contains(o.Name, ".target.")
+}
+
+// planRemote plans an installation in remote mode. Nothing that has not
+// changed plans anything: not Landscaper's status, not the exports.
+func (x *installations) planRemote(ctx context.Context, f, pf map[string]tftypes.Value, saved storedInstallation,
+	replace []*tftypes.AttributePath,
+) (tftypes.Value, []*tftypes.AttributePath, problems) {
+	computed := []string{"status", "exports", attrSensitiveExports, "target_exports", attrDeployItems, attrClusterChanges,
+		attrRolloutPlan, attrLandscaperObjects}
+	unknown := func(a ...string) {
+		for _, a := range a {
+			f[a] = tftypes.NewValue(x.t.AttributeTypes[a], tftypes.UnknownValue)
+		}
+	}
+	ps := validateRemote(f)
+	target, ns, set, known := remoteCluster(f)
+	switch {
+	case !set:
+		ps.add(attrPath(attrLandscaperCluster), "Cannot leave the Landscaper cluster",
+			"This installation runs on a Landscaper cluster; moving it back in-process is not supported yet. "+
+				"Destroy it and create it again in-process, or keep "+attrLandscaperCluster+".")
+	case saved.Remote == nil && saved.Status != nil:
+		ps.add(attrPath(attrLandscaperCluster), "Cannot move to a Landscaper cluster",
+			"This installation ran in-process; handing what it deployed over to a Landscaper cluster is not supported "+
+				"yet. Destroy it and create it again with "+attrLandscaperCluster+", or remove "+attrLandscaperCluster+".")
+	}
+	if ps.errors() || !known {
+		unknown(computed...)
+		return tftypes.NewValue(x.t, f), replace, ps
+	}
+	if rs := saved.Remote; rs != nil && (rs.Target != target || rs.Namespace != ns) {
+		replace = append(replace, attrPath(attrLandscaperCluster))
+	}
+	pt := x.targets().assuming(locations(treeTargets(saved.Status)))
+	run, rps := x.renderRemote(ctx, f, pt)
+	ps = append(ps, rps...)
+	if run == nil {
+		unknown(computed...)
+		return tftypes.NewValue(x.t, f), replace, ps
+	}
+	objects := func(unknownKeys []string) { f[attrLandscaperObjects] = x.objectsValue(run.objs, run.sec, unknownKeys) }
+	if rs := saved.Remote; rs != nil && len(replace) == 0 && saved.Status.Succeeded() && rs.Trigger == triggerOf(f) {
+		changed, onlyTargetSecrets := rs.changedObjects(run.objs)
+		if len(changed) == 0 || onlyTargetSecrets {
+			// Nothing for Landscaper to run: what was computed stays, and
+			// a rotated credential shows as its Secret alone.
+			for _, a := range computed {
+				f[a] = pf[a]
+			}
+			if len(changed) > 0 {
+				objects(changed)
+			}
+			return tftypes.NewValue(x.t, f), replace, ps.masked(run.sec.Text)
+		}
+	}
+	var changed []string
+	if saved.Remote != nil {
+		changed, _ = saved.Remote.changedObjects(run.objs)
+	}
+	objects(slices.DeleteFunc(changed, func(k string) bool { return !strings.HasPrefix(k, lscluster.KindSecret+"/") }))
+	f[attrDeployItems] = plannedItems(x.t.AttributeTypes[attrDeployItems], run.plan, nil, run.sec)
+	f[attrRolloutPlan] = tftypes.NewValue(x.t.AttributeTypes[attrRolloutPlan], nil)
+	var previewProblems problems
+	f[attrClusterChanges], previewProblems = x.plannedClusterChanges(ctx, f, run.plan, nil, run.sec, false)
+	ps = append(ps, previewProblems...)
+	unknown("status", "exports", attrSensitiveExports, "target_exports")
+	return tftypes.NewValue(x.t, f), replace, ps.masked(run.sec.Text)
+}
+
+// landscaperWriter writes to the Landscaper resource cluster of the
+// provider target name.
+func (x *installations) landscaperWriter(name string) (*lscluster.Writer, problems) {
+	r, ps := x.landscaperReader(name, "landscaper_cluster.target")
+	if r == nil {
+		return nil, ps
+	}
+	return lscluster.WriterOf(r), ps
+}
+
+// applyRemote writes the objects, starts Landscaper's job and waits for
+// it, unless only target Secrets changed (a rotated credential): then the
+// Secrets are written and nothing runs.
+func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Value, []byte, problems) {
+	ctx, f := r.ctx, r.f
+	ps := validateRemote(f)
+	if ps.errors() {
+		return r.failed(ps)
+	}
+	target, ns, _, _ := remoteCluster(f)
+	run, rps := x.renderRemote(ctx, f, x.targets())
+	if ps = append(ps, rps...); run == nil {
+		if !ps.errors() {
+			ps.add(nil, "Installation not known", "blueprint, component or imports still hold unknown values at apply time.")
+		}
+		return r.failed(ps)
+	}
+	w, wps := x.landscaperWriter(target)
+	if ps = append(ps, wps...); w == nil {
+		return r.failed(ps)
+	}
+	name, trigger := str(f["name"]), triggerOf(f)
+	prev := r.saved.Remote
+	rs := &remoteState{Target: target, Namespace: ns, Trigger: trigger}
+	for _, o := range run.objs {
+		rs.Objects = append(rs.Objects, o.Record())
+	}
+	rotationOnly := false
+	if prev != nil && r.saved.Status.Succeeded() && prev.Trigger == trigger {
+		changed, onlyTargetSecrets := prev.changedObjects(run.objs)
+		rotationOnly = len(changed) == 0 || onlyTargetSecrets
+	}
+	if err := w.Apply(ctx, run.objs); err != nil {
+		ps.add(attrPath(attrLandscaperCluster), "Cannot write to the Landscaper cluster", run.mask(err.Error()))
+		// What was written so far is destroyed with the resource.
+		rs.Objects = append(rs.Objects, staleObjects(prev, rs)...)
+		return x.remoteState(f, run, r.saved.Status, nil, rs, ps)
+	}
+	st := r.saved.Status
+	var tree *lscluster.Tree
+	if !rotationOnly {
+		var err error
+		if st, tree, err = x.runRemote(ctx, w, run, ns, name, st); err != nil {
+			ps.add(attrPath(attrLandscaperCluster), "Landscaper did not finish the installation", run.mask(err.Error()))
+		}
+	}
+	if stale := staleObjects(prev, rs); len(stale) > 0 {
+		if err := w.Delete(ctx, refsOf(stale)); err != nil {
+			ps.warn(attrPath(attrLandscaperCluster), "Cannot delete objects no longer written", run.mask(err.Error()))
+			rs.Objects = append(rs.Objects, stale...)
+		}
+	}
+	ps = append(ps, treeProblems(st, run.sec)...)
+	return x.remoteState(f, run, st, tree, rs, ps)
+}
+
+// runRemote starts a job of the Installation, waits for it, and reads the
+// tree and its exports into a status; on an error (a timeout, Ctrl-C) the
+// status says where Landscaper got to, or is prev when that cannot be
+// read.
+func (x *installations) runRemote(ctx context.Context, w *lscluster.Writer, run *remoteRun, ns, name string,
+	prev *installation.Status,
+) (*installation.Status, *lscluster.Tree, error) {
+	before, err := w.Reconcile(ctx, ns, name)
+	if err != nil {
+		return prev, nil, err
+	}
+	tree, werr := w.Wait(ctx, ns, name, before)
+	if tree == nil {
+		return prev, nil, werr
+	}
+	st := remoteStatus(tree, run.mask)
+	if werr != nil {
+		return st, tree, fmt.Errorf("%w; the Installation %s/%s is %s, and Landscaper goes on with it: the next plan shows where it got to",
+			werr, ns, name, orUnknown(tree.Phase))
+	}
+	if st.Phase != core.PhaseSucceeded {
+		return st, tree, nil
+	}
+	data, targets, err := w.Exports(ctx, run.spec)
+	if err != nil {
+		return st, tree, err
+	}
+	st.Exports.Data = data
+	if len(run.spec.SecretData) > 0 {
+		// Which exports a secret influenced is not known from Landscaper:
+		// with secret imports, every data export is held as sensitive.
+		st.SensitiveExports = slices.Sorted(maps.Keys(data))
+	}
+	st.Exports.Targets = map[string]*deployer.Target{}
+	for n, t := range targets {
+		dt := &deployer.Target{Name: n, Type: t.Type, Config: t.Config, Labels: t.Labels, Annotations: t.Annotations}
+		for imp, it := range run.imp.Targets {
+			if it.Ref != "" && t.Secret == lscluster.TargetSecret(name, imp) {
+				// It passes on a provider target: a reference, no config.
+				dt.Ref, dt.Config = it.Ref, nil
+			}
+		}
+		st.Exports.Targets[n] = dt
+	}
+	return st, tree, nil
+}
+
+func orUnknown(phase string) string {
+	if phase == "" {
+		return "without a phase yet"
+	}
+	return "at phase " + phase
+}
+
+// staleObjects are the objects prev wrote that rs no longer does.
+func staleObjects(prev, rs *remoteState) []lscluster.Object {
+	if prev == nil {
+		return nil
+	}
+	keep := map[string]bool{}
+	for _, o := range rs.Objects {
+		keep[o.Key()] = true
+	}
+	var out []lscluster.Object
+	for _, o := range prev.Objects {
+		if !keep[o.Key()] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func refsOf(objs []lscluster.Object) []lscluster.ObjectRef {
+	out := make([]lscluster.ObjectRef, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.Ref())
+	}
+	return out
+}
+
+// remoteState writes the resource value and private state of a remote
+// installation.
+func (x *installations) remoteState(f map[string]tftypes.Value, run *remoteRun, st *installation.Status, tree *lscluster.Tree,
+	rs *remoteState, ps problems,
+) (tftypes.Value, []byte, problems) {
+	f["status"] = x.statusValue(st, run.sec)
+	if !f[attrDeployItems].IsFullyKnown() {
+		f[attrDeployItems] = x.remoteItems(run, tree)
+	}
+	f[attrClusterChanges] = keepClusterChanges(x.t.AttributeTypes[attrClusterChanges], f[attrClusterChanges])
+	f[attrRolloutPlan] = tftypes.NewValue(x.t.AttributeTypes[attrRolloutPlan], nil)
+	f[attrLandscaperObjects] = x.objectsValue(run.objs, run.sec, nil)
+	var err error
+	if f["exports"], f[attrSensitiveExports], f["target_exports"], err = x.exportValues(st); err != nil {
+		ps.add(attrPath("exports"), "Export cannot be represented", err.Error())
+	}
+	priv, err := encodeRemote(st, rs)
+	if err != nil {
+		ps.add(nil, "Cannot store the installation's status", err.Error())
+	}
+	return tftypes.NewValue(x.t, f), priv, ps.masked(run.mask)
+}
+
+// notRenderedHere stands for the config of a deploy item the provider
+// could not render: it belongs to a sub-installation whose imports come
+// from a sibling's exports, which only Landscaper's run computed.
+const notRenderedHere = "(rendered on the Landscaper cluster: this sub-installation imports what a sibling exported there)"
+
+// remoteItems are deploy_items after a remote apply: every item the plan
+// rendered, and the other items Landscaper reports (of sub-installations
+// the plan could not render) with their type and target, and
+// notRenderedHere as config.
+func (x *installations) remoteItems(run *remoteRun, tree *lscluster.Tree) tftypes.Value {
+	t := x.t.AttributeTypes[attrDeployItems]
+	if run.plan.AllKnown() {
+		return plannedItems(t, run.plan, nil, run.sec)
+	}
+	var vals map[string]tftypes.Value
+	_ = renderedItems(t, planSpecs(run.plan), run.sec).As(&vals)
+	et := as[tftypes.Map](t).ElementType
+	if tree != nil {
+		for key, di := range tree.DeployItems {
+			key = run.sec.Key(key)
+			if _, ok := vals[key]; ok {
+				continue
+			}
+			vals[key] = tftypes.NewValue(et, map[string]tftypes.Value{"type": stringValue(di.Type),
+				"target": stringOrNull(di.Target), "config": stringValue(notRenderedHere)})
+		}
+	}
+	return tftypes.NewValue(t, vals)
+}
+
+// remoteStatus is Landscaper's tree as the status of a tree run
+// in-process: phases, jobs and errors of every installation and deploy
+// item, each error's message masked (a message may quote a secret).
+func remoteStatus(t *lscluster.Tree, mask func(string) string) *installation.Status {
+	coreError := func(e *lscluster.Error) *core.Error {
+		if e == nil {
+			return nil
+		}
+		return &core.Error{Operation: core.Operation(e.Operation), Reason: e.Reason, Message: mask(e.Message), Codes: e.Codes}
+	}
+	root := &installation.Status{Phase: core.Phase(t.Phase), JobID: t.JobID, JobIDFinished: t.JobIDFinished,
+		LastError: coreError(t.LastError)}
+	node := func(path string) *installation.Status {
+		n := root
+		if path == "" {
+			return n
+		}
+		for _, part := range strings.Split(path, "/") {
+			if n.Subs == nil {
+				n.Subs = map[string]*installation.Status{}
+			}
+			if n.Subs[part] == nil {
+				n.Subs[part] = &installation.Status{}
+			}
+			n = n.Subs[part]
+		}
+		return n
+	}
+	for path, in := range t.Installations {
+		n := node(path)
+		n.Phase, n.LastError = core.Phase(in.Phase), coreError(in.LastError)
+		if path != "" {
+			n.JobID = t.JobID
+			if in.Phase == string(core.PhaseSucceeded) || in.Phase == string(core.PhaseFailed) {
+				n.JobIDFinished = t.JobID
+			}
+		}
+	}
+	for key, di := range t.DeployItems {
+		path, item := "", key
+		if i := strings.LastIndex(key, "/"); i >= 0 {
+			path, item = key[:i], key[i+1:]
+		}
+		n := node(path)
+		if n.Execution.Items == nil {
+			n.Execution.Items = map[string]*engine.ItemStatus{}
+		}
+		n.Execution.Items[item] = &engine.ItemStatus{Phase: core.Phase(di.Phase), JobIDFinished: di.JobIDFinished,
+			LastError: coreError(di.LastError)}
+	}
+	return root
+}
+
+// readRemote reads where Landscaper is with the installation and whether
+// the objects written are still as written: a tree no longer Succeeded,
+// or a changed object, plans an update; an Installation deleted outside
+// Terraform plans a create.
+func (x *installations) readRemote(ctx context.Context, state tftypes.Value, saved storedInstallation) (tftypes.Value, []byte, problems) {
+	rs := saved.Remote
+	w, ps := x.landscaperWriter(rs.Target)
+	if w == nil {
+		// The provider's targets may not be known while refreshing; the
+		// state stays as it was.
+		return state, nil, nil
+	}
+	f := fields(state)
+	name := str(f["name"])
+	sec := masking.NewTree()
+	if v, known := valueToAny(f[attrSensitiveImports]); known && v != nil {
+		sec.AddValue(v)
+	}
+	tree, err := w.Tree(ctx, rs.Namespace, name)
+	if err != nil {
+		ps.warn(attrPath(attrLandscaperCluster), "Cannot read the Landscaper installation", err.Error())
+		return state, nil, ps
+	}
+	if tree == nil {
+		ps.warn(nil, "Installation deleted outside Terraform", fmt.Sprintf("The Installation %s/%s is gone from the "+
+			"Landscaper cluster; the next apply writes it again.", rs.Namespace, name))
+		return tftypes.NewValue(x.t, nil), nil, ps
+	}
+	st := saved.Status
+	// A job in flight (Landscaper's automatic reconcile, say) is reported
+	// once it has finished: until then the last finished one stands.
+	inFlight := tree.JobID != tree.JobIDFinished && st.Succeeded()
+	if !inFlight && (st == nil || tree.JobID != st.JobID || tree.Phase != string(st.Phase) || tree.JobIDFinished != st.JobIDFinished) {
+		next := remoteStatus(tree, sec.Text)
+		if st != nil {
+			next.Exports, next.SensitiveExports = st.Exports, st.SensitiveExports
+		}
+		st = next
+	}
+	drifted, err := w.Drifted(ctx, rs.Objects)
+	if err != nil {
+		ps.warn(attrPath(attrLandscaperCluster), "Cannot read the objects written to the Landscaper cluster", err.Error())
+	}
+	next := *rs
+	next.Drifted = drifted
+	for _, k := range drifted {
+		ps.warn(attrPath(attrLandscaperObjects).WithElementKeyString(k), fmt.Sprintf("%s changed outside Terraform", k),
+			"The object is gone from the Landscaper cluster or no longer holds what the provider wrote; the next apply writes it again.")
+	}
+	f["status"] = x.statusValue(st, sec)
+	ps = append(ps, remoteFailures(st, tree.JobID)...)
+	priv, err := encodeRemote(st, &next)
+	if err != nil {
+		ps.add(nil, "Cannot store the installation's status", err.Error())
+	}
+	return tftypes.NewValue(x.t, f), priv, ps.masked(sec.Text)
+}
+
+// remoteFailures warns, on a refresh, that Landscaper's last job failed:
+// the next apply starts another.
+func remoteFailures(st *installation.Status, jobID string) problems {
+	var ps problems
+	if st.Phase == core.PhaseFailed && st.JobID == jobID {
+		ps.warn(attrPath("status"), "The installation failed on the Landscaper cluster",
+			"Landscaper's last job of the installation failed (see status); the next apply starts another.")
+	}
+	return ps
+}
+
+// destroyRemote deletes the Installation, waits until Landscaper has
+// removed what its deploy items installed, and then deletes the objects
+// the provider wrote. Items Landscaper cannot delete are named, and the
+// resource stays.
+func (x *installations) destroyRemote(r *jobRun[storedInstallation]) (tftypes.Value, []byte, problems) {
+	rs := r.saved.Remote
+	w, ps := x.landscaperWriter(rs.Target)
+	if w == nil {
+		return r.failed(ps)
+	}
+	name := str(r.f["name"])
+	sec := masking.NewTree()
+	if v, known := valueToAny(r.f[attrSensitiveImports]); known && v != nil {
+		sec.AddValue(v)
+	}
+	tree, err := w.Uninstall(r.ctx, rs.Namespace, name)
+	if err != nil {
+		if tree == nil {
+			ps.add(attrPath(attrLandscaperCluster), "Cannot delete the Landscaper installation", sec.Text(err.Error()))
+			return r.failed(ps)
+		}
+		st := remoteStatus(tree, sec.Text)
+		ps = append(ps, treeProblems(st, sec)...)
+		ps.add(attrPath(attrLandscaperCluster), "Landscaper did not delete the installation", sec.Text(fmt.Sprintf(
+			"%v: the Installation %s/%s is %s. Its objects stay; the next destroy tries again.", err, rs.Namespace, name, orUnknown(tree.Phase))))
+		f := r.f
+		f["status"] = x.statusValue(st, sec)
+		priv, perr := encodeRemote(st, rs)
+		if perr != nil {
+			return r.failed(ps)
+		}
+		return tftypes.NewValue(x.t, f), priv, ps.masked(sec.Text)
+	}
+	var rest []lscluster.Object
+	for _, o := range slices.Backward(rs.Objects) {
+		if o.Kind != lscluster.KindInstallation {
+			rest = append(rest, o)
+		}
+	}
+	if err := w.Delete(r.ctx, refsOf(rest)); err != nil {
+		ps.add(attrPath(attrLandscaperCluster), "Cannot delete the objects written to the Landscaper cluster", sec.Text(err.Error()))
+		next := *rs
+		next.Objects = rest
+		priv, _ := encodeRemote(nil, &next)
+		return r.prior, priv, ps
+	}
+	return tftypes.NewValue(x.t, nil), nil, ps
+}
+
+// remoteKey marks the private state of a remote installation, so that a
+// refresh tells it without decoding the status.
+const remoteKey = "\x00remote"
+
+func encodeRemote(st *installation.Status, rs *remoteState) ([]byte, error) {
+	return privatestate.Encode(storedInstallation{Status: st, Remote: rs}, map[string][]byte{remoteKey: []byte("1")})
+}
+
+func isRemote(private []byte) bool {
+	blobs, err := privatestate.Blobs(private)
+	return err == nil && len(blobs[remoteKey]) > 0
+}
