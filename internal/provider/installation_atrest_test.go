@@ -236,7 +236,7 @@ resource "landscaper_installation" "app" {
   sensitive_imports_wo_version = 1
 }
 `, bp),
-			ExpectError: spaced(`the name of a deploy item is derived from a write-only secret`),
+			ExpectError: spaced(`a deploy item is named after a write-only secret, or exists only because of one`),
 		}},
 	})
 }
