@@ -190,6 +190,13 @@ func (x *installations) renderRemote(ctx context.Context, f map[string]tftypes.V
 		in := masking.ShadowInput{Blueprint: bp, Imports: imp, Sensitive: sensitiveImports(f)}
 		return nil, append(ps, renderProblems(ctx, sec, in, err)...)
 	}
+	// allowed_deployers holds on a Landscaper cluster too, as far as the
+	// provider renders the tree: what Landscaper renders on its own (a
+	// sub-installation unknown at plan time) is up to the deployers
+	// installed there.
+	if refused := treeRefused(p, x.allowed()); refused.errors() {
+		return nil, append(ps, refused...)
+	}
 	p.Walk(func(n *installation.Plan) { sec.AddImports(n.Imports) })
 	if p.AllKnown() {
 		sec.Current(renderedSpecs(p))

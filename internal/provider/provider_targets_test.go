@@ -297,6 +297,33 @@ func TestAccAllowedDeployers_refusesAtPlanTime(t *testing.T) {
 	})
 }
 
+// allowed_deployers holds for an installation handed to a Landscaper
+// cluster (landscaper_cluster): a sub-installation's exec item is refused
+// at plan time as in-process, before any object is written (the cluster
+// is never contacted: its kubeconfig points nowhere).
+func TestAccAllowedDeployers_refusesInRemoteMode(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	hcl := strings.Replace(allowedDeployersHCL(marker, `["mock"]`), `allowed_deployers = ["mock"]`, `allowed_deployers = ["mock"]
+  targets = {
+    landscaper = {
+      type   = "landscaper.gardener.cloud/kubernetes-cluster"
+      config = yamlencode({ kubeconfig = yamlencode({ apiVersion = "v1", kind = "Config", clusters = [{ name = "c", cluster = { server = "https://127.0.0.1:1" } }], contexts = [{ name = "c", context = { cluster = "c", user = "u" } }], users = [{ name = "u", user = { token = "t0k" } }], current-context = "c" }) })
+    }
+  }`, 1)
+	hcl = strings.Replace(hcl, `  name      = "tree"`, `  name      = "tree"
+  landscaper_cluster = { target = "landscaper", namespace = "ls-tree" }`, 1)
+	// Only the installation: the execution has no remote mode.
+	hcl = hcl[:strings.Index(hcl, `resource "landscaper_execution"`)] + hcl[strings.Index(hcl, `resource "landscaper_installation"`):]
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      hcl,
+			PlanOnly:    true,
+			ExpectError: spaced(`deploy item "worker/shell": its type "exec" is not in the provider's allowed_deployers \[mock\]; nothing runs`),
+		}},
+	})
+}
+
 // deleteMarkerHCL is allowedDeployersHCL's setup for deletions: an
 // execution and an installation (root item and a sub-installation's
 // item) with exec items whose command leaves a file only when it runs
