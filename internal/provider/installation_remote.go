@@ -135,6 +135,25 @@ func (run *remoteRun) mask(text string) string {
 	return text
 }
 
+// remoteSecrets masks what a refresh or a destroy in remote mode says
+// (Landscaper's messages, API errors): the sensitive imports, and the
+// credentials of every provider target, as apply masks them (run.mask);
+// which of them the tree imports is not rendered there.
+func (x *installations) remoteSecrets(f map[string]tftypes.Value) *masking.Tree {
+	sec := masking.NewTree()
+	if v, known := valueToAny(f[attrSensitiveImports]); known && v != nil {
+		sec.AddValue(v)
+	}
+	if pt := x.targets(); pt != nil {
+		for _, t := range pt.byName {
+			for _, c := range credentialStrings(t.Config) {
+				sec.AddText(c)
+			}
+		}
+	}
+	return sec
+}
+
 // credentialStrings are the string values in a target config, and in the
 // YAML documents (a kubeconfig) among them, long enough to be a secret.
 func credentialStrings(config []byte) []string {
@@ -670,10 +689,7 @@ func (x *installations) readRemote(ctx context.Context, state tftypes.Value, sav
 	}
 	f := fields(state)
 	name := str(f["name"])
-	sec := masking.NewTree()
-	if v, known := valueToAny(f[attrSensitiveImports]); known && v != nil {
-		sec.AddValue(v)
-	}
+	sec := x.remoteSecrets(f)
 	tree, err := w.Tree(ctx, rs.Namespace, name)
 	if err != nil {
 		ps.warn(attrPath(attrLandscaperCluster), "Cannot read the Landscaper installation", err.Error())
@@ -736,10 +752,7 @@ func (x *installations) destroyRemote(r *jobRun[storedInstallation]) (tftypes.Va
 		return r.failed(ps)
 	}
 	name := str(r.f["name"])
-	sec := masking.NewTree()
-	if v, known := valueToAny(r.f[attrSensitiveImports]); known && v != nil {
-		sec.AddValue(v)
-	}
+	sec := x.remoteSecrets(r.f)
 	tree, err := w.Uninstall(r.ctx, rs.Namespace, name)
 	if err != nil {
 		if tree == nil {
