@@ -166,9 +166,31 @@ func (s Spec) Objects() ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := b.objs
-	slices.SortStableFunc(out, func(a, c Object) int { return kindOrder(a.Kind) - kindOrder(c.Kind) })
-	return append(out, inst), nil
+	out := append(b.objs, inst)
+	// Two parts may come to one name ("x.0": a target import, or element
+	// 0 of the target list x): one would overwrite the other.
+	seen := map[string]bool{}
+	for _, o := range out {
+		if seen[o.Key()] {
+			return nil, fmt.Errorf("two of the installation's objects would be %s: rename an import so that "+
+				"target imports, list elements and map keys do not meet", o.Key())
+		}
+		seen[o.Key()] = true
+	}
+	slices.SortStableFunc(out[:len(out)-1], func(a, c Object) int { return kindOrder(a.Kind) - kindOrder(c.Kind) })
+	return out, nil
+}
+
+// TargetSecrets are the names of the Secrets that hold the configs of the
+// Targets among objs (a Target's Secret has its name).
+func TargetSecrets(objs []Object) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range objs {
+		if o.Kind == KindTarget {
+			out[o.Name] = true
+		}
+	}
+	return out
 }
 
 func kindOrder(kind string) int {

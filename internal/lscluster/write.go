@@ -348,6 +348,11 @@ type ExportedTarget struct {
 // the installation's spec.exports, by export name. An export not written
 // (yet) is missing.
 func (w *Writer) Exports(ctx context.Context, s Spec) (map[string]any, map[string]ExportedTarget, error) {
+	objs, err := s.Objects()
+	if err != nil {
+		return nil, nil, err
+	}
+	own := TargetSecrets(objs)
 	data := map[string]any{}
 	for _, n := range s.DataExports {
 		var do lsDataObject
@@ -377,6 +382,14 @@ func (w *Writer) Exports(ctx context.Context, s Spec) (map[string]any, map[strin
 		}
 		et := ExportedTarget{Type: t.Spec.Type, Config: t.Spec.Config, Labels: t.Labels, Annotations: t.Annotations}
 		if ref := t.Spec.SecretRef; ref != nil {
+			if !own[ref.Name] {
+				// Landscaper copies an exported target's secretRef from
+				// the blueprint: read with the provider's credentials,
+				// any Secret of the namespace would reach the state.
+				return nil, nil, fmt.Errorf("the target export %q refers to the Secret %s/%s, which holds none of "+
+					"this installation's target imports: refused, as its data would be copied into the state",
+					n, s.Namespace, ref.Name)
+			}
 			var sec struct {
 				Data map[string][]byte `json:"data"`
 			}

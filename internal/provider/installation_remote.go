@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,7 +85,10 @@ func validateRemote(f map[string]tftypes.Value) problems {
 	}
 	c := fields(f[attrLandscaperCluster])
 	if ns := c["namespace"]; ns.IsKnown() && !ns.IsNull() {
-		validateName(&ps, attrPath(attrLandscaperCluster).WithAttributeName("namespace"), "namespace", ns)
+		// A Kubernetes namespace: a DNS label, no upper case, no '_'.
+		if err := lscluster.CheckNamespace(str(ns)); err != nil {
+			ps.add(attrPath(attrLandscaperCluster).WithAttributeName("namespace"), "Invalid namespace", err.Error())
+		}
 	}
 	why := "Landscaper's controllers run on the Landscaper cluster and read components from a registry; "
 	comp := fields(f["component"])
@@ -336,24 +340,21 @@ func (rs *remoteState) changedObjects(objs []lscluster.Object) (keys []string, o
 		before[o.Key()] = o
 	}
 	onlyTargetSecrets = true
+	// A Target's Secret is the one of its name, not one whose name looks
+	// so (a sensitive import "db.target.password").
+	targetSecrets := lscluster.TargetSecrets(objs)
 	for _, o := range objs {
 		b, ok := before[o.Key()]
 		if ok && lscluster.Equal(b, o.Record()) && !slices.Contains(rs.Drifted, o.Key()) {
 			continue
 		}
 		keys = append(keys, o.Key())
-		onlyTargetSecrets = onlyTargetSecrets && ok && o.Kind == lscluster.KindSecret && isTargetSecret(o)
+		onlyTargetSecrets = onlyTargetSecrets && ok && o.Kind == lscluster.KindSecret && targetSecrets[o.Name]
 	}
 	if len(objs) != len(rs.Objects) {
 		onlyTargetSecrets = false
 	}
 	return keys, onlyTargetSecrets
-}
-
-// isTargetSecret tells the Secret holding a Target's config: the Target
-// of the same name refers to it.
-func isTargetSecret(o lscluster.Object) bool {
-	return strings.Contains(o.Name, ".target.")
 }
 
 // planRemote plans an installation in remote mode. Nothing that has not
@@ -523,17 +524,43 @@ func (x *installations) runRemote(ctx context.Context, w *lscluster.Writer, run 
 		st.SensitiveExports = slices.Sorted(maps.Keys(data))
 	}
 	st.Exports.Targets = map[string]*deployer.Target{}
+	refs := providerTargetSecrets(name, run.imp)
 	for n, t := range targets {
 		dt := &deployer.Target{Name: n, Type: t.Type, Config: t.Config, Labels: t.Labels, Annotations: t.Annotations}
-		for imp, it := range run.imp.Targets {
-			if it.Ref != "" && t.Secret == lscluster.TargetSecret(name, imp) {
-				// It passes on a provider target: a reference, no config.
-				dt.Ref, dt.Config = it.Ref, nil
-			}
+		if ref, ok := refs[t.Secret]; ok && t.Secret != "" {
+			// It passes on a provider target: a reference, no config.
+			dt.Ref, dt.Config = ref, nil
 		}
 		st.Exports.Targets[n] = dt
 	}
 	return st, tree, nil
+}
+
+// providerTargetSecrets are, by the name of the Secret holding its config,
+// the provider targets the installation imports (targets, list elements
+// and map entries), as the Spec names them.
+func providerTargetSecrets(inst string, imp installation.Imports) map[string]string {
+	out := map[string]string{}
+	for n, t := range imp.Targets {
+		if t != nil && t.Ref != "" {
+			out[lscluster.TargetSecret(inst, n)] = t.Ref
+		}
+	}
+	for n, l := range imp.TargetLists {
+		for i, t := range l {
+			if t != nil && t.Ref != "" {
+				out[lscluster.TargetSecret(inst, n+"."+strconv.Itoa(i))] = t.Ref
+			}
+		}
+	}
+	for n, m := range imp.TargetMaps {
+		for k, t := range m {
+			if t != nil && t.Ref != "" {
+				out[lscluster.TargetSecret(inst, n+"."+k)] = t.Ref
+			}
+		}
+	}
+	return out
 }
 
 func orUnknown(phase string) string {

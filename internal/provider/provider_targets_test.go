@@ -320,6 +320,12 @@ func TestAccAllowedDeployers_refusesInRemoteMode(t *testing.T) {
 			Config:      hcl,
 			PlanOnly:    true,
 			ExpectError: spaced(`deploy item "worker/shell": its type "exec" is not in the provider's allowed_deployers \[mock\]; nothing runs`),
+		}, {
+			// A namespace Kubernetes would refuse at apply is refused at
+			// plan time, on its attribute.
+			Config:      strings.Replace(hcl, `namespace = "ls-tree"`, `namespace = "LS_tree"`, 1),
+			PlanOnly:    true,
+			ExpectError: spaced(`Invalid namespace.*"LS_tree" is not a namespace name`),
 		}},
 	})
 }
