@@ -3,6 +3,7 @@ package atrest_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -106,6 +107,18 @@ deployExecutions:
 			}
 		}
 	}
+	wantRefusedForName(t, err)
+}
+
+// wantRefusedForName asserts the rendering was refused for the reason the
+// review is about, not for any other: a test that passed on every error
+// would pass on a blueprint that no longer renders at all.
+func wantRefusedForName(t *testing.T, err error) {
+	t.Helper()
+	var refused *atrest.Refused
+	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "exists only because of one") {
+		t.Errorf("want the refusal of an item named after, or gated on, a write-only secret; got %v", err)
+	}
 }
 
 // The same, through an apply: what is kept of the tree holds the name.
@@ -131,12 +144,14 @@ deployExecutions:
 	seal := atrest.New("1", nil)
 	r := &installation.Runner{Engine: engine.New(registry(), 0), Name: "app"}
 	ran := r.Apply(context.Background(), seal.Blueprint(bp), imp, nil)
-	if !ran.Succeeded() {
-		return // refused: nothing is kept
+	if ran.Succeeded() {
+		kept := seal.Status(ran, registry(), func(raw json.RawMessage) json.RawMessage { return raw })
+		if s := stored(t, kept); strings.Contains(s, "acme-prod") {
+			t.Errorf("the kept status holds a write-only value: %.300s", s[strings.Index(s, "acme-prod")-40:])
+		}
 	}
-	kept := seal.Status(ran, registry(), func(raw json.RawMessage) json.RawMessage { return raw })
-	if s := stored(t, kept); strings.Contains(s, "acme-prod") {
-		t.Errorf("the kept status holds a write-only value: %.300s", s[strings.Index(s, "acme-prod")-40:])
+	if ran.LastError == nil || !strings.Contains(ran.LastError.Message, "exists only because of one") {
+		t.Errorf("want the refusal of an item named after a write-only secret; got %+v", ran.LastError)
 	}
 }
 
@@ -172,4 +187,5 @@ deployExecutions:
 			t.Errorf("an item that exists because env == \"prod\" is kept by name: the state tells the write-only value")
 		}
 	}
+	wantRefusedForName(t, err)
 }
