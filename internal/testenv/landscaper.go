@@ -62,7 +62,18 @@ type LandscaperOptions struct {
 	// StartTimeout bounds the wait for each process to become ready; zero
 	// means two minutes.
 	StartTimeout time.Duration
+	// Workers is how many objects each of Landscaper's installation,
+	// execution and deploy item controllers, and the manifest and helm
+	// deployers, reconcile at once; zero means DefaultLandscaperWorkers.
+	// Landscaper fixes the mock deployer's count (1 in its logs), and the
+	// context controller runs 2 here.
+	Workers int
 }
+
+// DefaultLandscaperWorkers is LandscaperOptions.Workers when unset: more
+// than Landscaper's own default of 1, so that tests of many items do not
+// queue behind one worker.
+const DefaultLandscaperWorkers = 5
 
 // Landscaper is Gardener Landscaper's own controllers, built from
 // third_party/landscaper and running as local processes against an Env's
@@ -107,6 +118,12 @@ func StartLandscaper(ctx context.Context, env *Env, opts LandscaperOptions) (_ *
 	}
 	if opts.Deployers == nil {
 		opts.Deployers = DefaultDeployers
+	}
+	switch {
+	case opts.Workers < 0:
+		return nil, fmt.Errorf("testenv: Landscaper's workers must not be negative, got %d", opts.Workers)
+	case opts.Workers == 0:
+		opts.Workers = DefaultLandscaperWorkers
 	}
 	for _, d := range opts.Deployers {
 		if !slices.Contains(DefaultDeployers, d) {
@@ -172,6 +189,10 @@ func StartLandscaper(ctx context.Context, env *Env, opts LandscaperOptions) (_ *
 
 // Dir holds the configurations (config/), caches and logs (logs/).
 func (l *Landscaper) Dir() string { return l.dir }
+
+// Workers is the worker count each controller and deployer was given
+// (LandscaperOptions.Workers, or its default).
+func (l *Landscaper) Workers() int { return l.opts.Workers }
 
 // Logs returns the log file of every process, by process name
 // (landscaper-central, landscaper-main, manifest-deployer, ...).
@@ -291,9 +312,9 @@ func (l *Landscaper) writeConfigs() error {
 kind: LandscaperConfiguration
 controllers:
   syncPeriod: 1h
-  installations: {workers: 5}
-  executions: {workers: 5}
-  deployItems: {workers: 5}
+  installations: {workers: %[4]d}
+  executions: {workers: %[4]d}
+  deployItems: {workers: %[4]d}
   contexts:
     workers: 2
     config:
@@ -320,20 +341,20 @@ lsDeployments:
   webHook: landscaper-webhooks
   deploymentsNamespace: %[3]s
   lsHealthCheckName: landscaper-healthcheck
-`, filepath.Join(l.dir, "oci-cache"), filepath.Join(l.dir, "blueprints"), LandscaperNamespace),
-		"manifest-deployer.yaml": `apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
+`, filepath.Join(l.dir, "oci-cache"), filepath.Join(l.dir, "blueprints"), LandscaperNamespace, l.opts.Workers),
+		"manifest-deployer.yaml": fmt.Sprintf(`apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
 kind: Configuration
 identity: manifest-deployer-testenv
-controller: {workers: 5}
-`,
-		"helm-deployer.yaml": `apiVersion: helm.deployer.landscaper.gardener.cloud/v1alpha1
+controller: {workers: %d}
+`, l.opts.Workers),
+		"helm-deployer.yaml": fmt.Sprintf(`apiVersion: helm.deployer.landscaper.gardener.cloud/v1alpha1
 kind: Configuration
 identity: helm-deployer-testenv
 oci:
   allowPlainHttp: true
   insecureSkipVerify: true
-controller: {workers: 5}
-`,
+controller: {workers: %d}
+`, l.opts.Workers),
 		"mock-deployer.yaml": `apiVersion: mock.deployer.landscaper.gardener.cloud/v1alpha1
 kind: Configuration
 identity: mock-deployer-testenv

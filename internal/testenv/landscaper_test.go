@@ -4,6 +4,7 @@ package testenv_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -57,11 +58,13 @@ exportExecutions:
 // TestLandscaper runs Landscaper's own controllers against the environment:
 // an Installation as Landscaper's docs write it, with a Target and a
 // DataObject, reaches Succeeded, its deploy item creates the ConfigMap and
-// its export lands in a DataObject; deleting it removes the ConfigMap; Stop
-// leaves no process behind.
+// its export lands in a DataObject; deleting it removes the ConfigMap; each
+// controller and deployer runs the workers asked for (their logs say how
+// many they started); Stop leaves no process behind.
 func TestLandscaper(t *testing.T) {
 	start := time.Now()
-	ls, err := testenv.StartLandscaper(t.Context(), env, testenv.LandscaperOptions{})
+	const workers = 3 // not the default, so the count is seen to reach Landscaper
+	ls, err := testenv.StartLandscaper(t.Context(), env, testenv.LandscaperOptions{Workers: workers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +123,16 @@ func TestLandscaper(t *testing.T) {
 			t.Errorf("log of %s: %v", name, err)
 		}
 	}
+	if ls.Workers() != workers {
+		t.Errorf("Workers() = %d, want %d", ls.Workers(), workers)
+	}
+	started := startedWorkers(t, logs)
+	for _, want := range []string{"landscaper-main Installation", "landscaper-main Execution",
+		"landscaper-central DeployItem", "manifest-deployer DeployItem", "helm-deployer DeployItem"} {
+		if got, ok := started[want]; !ok || got != workers {
+			t.Errorf("%s started %d workers (logged: %t), want %d; all: %v", want, got, ok, workers, started)
+		}
+	}
 	if err := ls.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +147,44 @@ func TestLandscaper(t *testing.T) {
 	}
 	if _, err := os.Stat(ls.Dir()); !os.IsNotExist(err) {
 		t.Errorf("Stop left %s behind: %v", ls.Dir(), err)
+	}
+}
+
+// startedWorkers reads from each process's log how many workers each of
+// its controllers started (controller-runtime's "Starting workers" line),
+// by "<process> <reconciled kind>".
+func startedWorkers(t *testing.T, logs map[string]string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for name, path := range logs {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			var entry struct {
+				Msg     string `json:"msg"`
+				Kind    string `json:"reconciledResourceKind"`
+				Workers int    `json:"worker count"`
+			}
+			if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "Starting workers" {
+				out[name+" "+entry.Kind] = entry.Workers
+			}
+		}
+	}
+	return out
+}
+
+// TestStartLandscaperNegativeWorkers: a negative worker count is refused
+// before anything starts.
+func TestStartLandscaperNegativeWorkers(t *testing.T) {
+	ls, err := testenv.StartLandscaper(t.Context(), env, testenv.LandscaperOptions{Workers: -1, BinDir: t.TempDir()})
+	if err == nil {
+		_ = ls.Stop()
+		t.Fatal("StartLandscaper accepted -1 workers")
+	}
+	if !strings.Contains(err.Error(), "must not be negative, got -1") {
+		t.Errorf("error %v", err)
 	}
 }
 
