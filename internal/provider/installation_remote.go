@@ -140,15 +140,15 @@ func (run *remoteRun) mask(text string) string {
 }
 
 // remoteSecrets masks what a refresh or a destroy in remote mode says
-// (Landscaper's messages, API errors): the sensitive imports, and the
-// credentials of every provider target, as apply masks them (run.mask);
-// which of them the tree imports is not rendered there.
+// (Landscaper's messages, API errors) as apply masks it (run.mask): the
+// sensitive imports, the inline target configs, and the credentials of
+// every provider target, as which of them the tree imports is not
+// rendered there.
 func (x *installations) remoteSecrets(f map[string]tftypes.Value) *masking.Tree {
-	sec := masking.NewTree()
-	if v, known := valueToAny(f[attrSensitiveImports]); known && v != nil {
-		sec.AddValue(v)
-	}
-	if pt := x.targets(); pt != nil {
+	pt := x.targets()
+	imp, _, _ := importsOf(f, pt)
+	sec := secretsOf(f, imp)
+	if pt != nil {
 		for _, t := range pt.byName {
 			for _, c := range credentialStrings(t.Config) {
 				sec.AddText(c)
@@ -720,7 +720,7 @@ func (x *installations) readRemote(ctx context.Context, state tftypes.Value, sav
 	tree, err := w.Tree(ctx, rs.Namespace, name)
 	if err != nil {
 		ps.warn(attrPath(attrLandscaperCluster), "Cannot read the Landscaper installation", err.Error())
-		return state, nil, ps
+		return state, nil, ps.masked(sec.Text)
 	}
 	if tree == nil {
 		ps.warn(nil, "Installation deleted outside Terraform", fmt.Sprintf("The Installation %s/%s is gone from the "+

@@ -40,3 +40,39 @@ func TestRemoteSecretsMaskRefreshAndDestroy(t *testing.T) {
 		t.Errorf("a refresh message shows a provider target's token: %q", got)
 	}
 }
+
+// An inline target config (a target import, a target list element, a
+// target map entry) is masked in what a refresh or a destroy reports, as
+// the apply masks it (the remote review's F8): before, only provider
+// targets' credentials and sensitive imports were.
+func TestRemoteSecretsMaskInlineTargetConfigs(t *testing.T) {
+	rt := objectType(&installationResource{})
+	f := make(map[string]tftypes.Value, len(rt.AttributeTypes))
+	for n, at := range rt.AttributeTypes {
+		f[n] = tftypes.NewValue(at, nil)
+	}
+	inline := func(token string) tftypes.Value {
+		et := as[tftypes.Map](rt.AttributeTypes[attrTargets]).ElementType.(tftypes.Object)
+		v := make(map[string]tftypes.Value, len(et.AttributeTypes))
+		for n, at := range et.AttributeTypes {
+			v[n] = tftypes.NewValue(at, nil)
+		}
+		v["type"] = stringValue("landscaper.gardener.cloud/kubernetes-cluster")
+		v["config"] = stringValue(`{"kubeconfig":"apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: ` + token + `\n"}`)
+		return tftypes.NewValue(et, v)
+	}
+	f[attrTargets] = tftypes.NewValue(rt.AttributeTypes[attrTargets], map[string]tftypes.Value{"cluster": inline("tok-inline-4c7d2e")})
+	lt := rt.AttributeTypes["target_lists"]
+	f["target_lists"] = tftypes.NewValue(lt, map[string]tftypes.Value{"shoots": tftypes.NewValue(as[tftypes.Map](lt).ElementType,
+		[]tftypes.Value{inline("tok-list-9a1f3b")})})
+	mt := rt.AttributeTypes["target_maps"]
+	f["target_maps"] = tftypes.NewValue(mt, map[string]tftypes.Value{"regions": tftypes.NewValue(as[tftypes.Map](mt).ElementType,
+		map[string]tftypes.Value{"eu": inline("tok-map-6b8e0c")})})
+	x := &installations{t: rt, targets: func() *providerTargets { return &providerTargets{known: true} }}
+	sec := x.remoteSecrets(f)
+	for _, tok := range []string{"tok-inline-4c7d2e", "tok-list-9a1f3b", "tok-map-6b8e0c"} {
+		if got := sec.Text("Unauthorized: token " + tok + " expired"); strings.Contains(got, tok) {
+			t.Errorf("a refresh or destroy message shows an inline target's token: %q", got)
+		}
+	}
+}
