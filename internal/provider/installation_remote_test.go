@@ -52,7 +52,7 @@ func TestRemoteSecretsMaskInlineTargetConfigs(t *testing.T) {
 		f[n] = tftypes.NewValue(at, nil)
 	}
 	inline := func(token string) tftypes.Value {
-		et := as[tftypes.Map](rt.AttributeTypes[attrTargets]).ElementType.(tftypes.Object)
+		et := as[tftypes.Object](as[tftypes.Map](rt.AttributeTypes[attrTargets]).ElementType)
 		v := make(map[string]tftypes.Value, len(et.AttributeTypes))
 		for n, at := range et.AttributeTypes {
 			v[n] = tftypes.NewValue(at, nil)
