@@ -381,12 +381,15 @@ func (x *installations) planRemote(ctx context.Context, f, pf map[string]tftypes
 			"This installation ran in-process; handing what it deployed over to a Landscaper cluster is not supported "+
 				"yet. Destroy it and create it again with "+attrLandscaperCluster+", or remove "+attrLandscaperCluster+".")
 	}
+	// Another cluster or namespace is another Installation: the old one
+	// is destroyed, not left behind. A landscaper_cluster unknown at plan
+	// time may be either, so it replaces too, as RequiresReplace does.
+	if rs := saved.Remote; rs != nil && set && (!known || rs.Target != target || rs.Namespace != ns) {
+		replace = append(replace, attrPath(attrLandscaperCluster))
+	}
 	if ps.errors() || !known {
 		unknown(computed...)
 		return tftypes.NewValue(x.t, f), replace, ps
-	}
-	if rs := saved.Remote; rs != nil && (rs.Target != target || rs.Namespace != ns) {
-		replace = append(replace, attrPath(attrLandscaperCluster))
 	}
 	pt := x.targets().assuming(locations(treeTargets(saved.Status)))
 	run, rps := x.renderRemote(ctx, f, pt)
@@ -457,6 +460,13 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 	}
 	name, trigger := str(f["name"]), triggerOf(f)
 	prev := r.saved.Remote
+	if prev != nil && prev.Target != target {
+		// The plan replaces the resource then; the old objects are on
+		// another cluster, which this writer cannot delete.
+		ps.add(attrPath(attrLandscaperCluster), "Cannot move to another Landscaper cluster in place", fmt.Sprintf(
+			"The installation's objects are on the cluster of provider target %q; moving to %q replaces the resource.", prev.Target, target))
+		return r.failed(ps)
+	}
 	rs := &remoteState{Target: target, Namespace: ns, Trigger: trigger}
 	for _, o := range run.objs {
 		rs.Objects = append(rs.Objects, o.Record())
@@ -570,18 +580,19 @@ func orUnknown(phase string) string {
 	return "at phase " + phase
 }
 
-// staleObjects are the objects prev wrote that rs no longer does.
+// staleObjects are the objects prev wrote that rs no longer does, in
+// whichever namespace they are.
 func staleObjects(prev, rs *remoteState) []lscluster.Object {
 	if prev == nil {
 		return nil
 	}
-	keep := map[string]bool{}
+	keep := map[lscluster.ObjectRef]bool{}
 	for _, o := range rs.Objects {
-		keep[o.Key()] = true
+		keep[o.Ref()] = true
 	}
 	var out []lscluster.Object
 	for _, o := range prev.Objects {
-		if !keep[o.Key()] {
+		if !keep[o.Ref()] {
 			out = append(out, o)
 		}
 	}

@@ -1,9 +1,18 @@
 package provider
 
 import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
 )
 
 func reviewObjects(t *testing.T, ns string, secret map[string]any) []lscluster.Object {
@@ -34,5 +43,59 @@ func TestSensitiveImportChangeIsNoRotation(t *testing.T) {
 	changed, rotation := prev.changedObjects(reviewObjects(t, "ls", map[string]any{"db.target.password": "new"}))
 	if rotation {
 		t.Errorf("a changed sensitive import %v is planned as a credential rotation: no job runs", changed)
+	}
+}
+
+// Moving to another namespace in place (the remote review's F6) left the
+// old namespace's objects: stale objects were told by kind and name only.
+func TestStaleObjectsAcrossNamespaces(t *testing.T) {
+	prev := reviewRecords(reviewObjects(t, "old", nil))
+	next := reviewRecords(reviewObjects(t, "new", nil))
+	stale := staleObjects(prev, next)
+	if len(stale) != len(prev.Objects) {
+		t.Errorf("moving from namespace old to new deletes %d of the %d objects in old", len(stale), len(prev.Objects))
+	}
+	if same := staleObjects(prev, prev); len(same) != 0 {
+		t.Errorf("nothing moved, yet %v are stale", refsOf(same))
+	}
+}
+
+// A landscaper_cluster unknown at plan time (a namespace another resource
+// creates in the same apply) may name another namespace or cluster: it
+// replaces the resource, as a known change does, so the old Installation
+// is destroyed rather than orphaned (the remote review's F6).
+func TestRemotePlanReplacesOnUnknownCluster(t *testing.T) {
+	rt := objectType(&installationResource{})
+	ct := as[tftypes.Object](rt.AttributeTypes[attrLandscaperCluster])
+	saved := storedInstallation{Status: &installation.Status{Phase: core.PhaseSucceeded},
+		Remote: &remoteState{Target: "ls", Namespace: "old"}}
+	for _, c := range []struct {
+		name    string
+		cluster tftypes.Value
+		replace bool
+	}{
+		{"whole object unknown", tftypes.NewValue(ct, tftypes.UnknownValue), true},
+		{"namespace unknown", tftypes.NewValue(ct, map[string]tftypes.Value{"target": stringValue("ls"),
+			"namespace": tftypes.NewValue(tftypes.String, tftypes.UnknownValue)}), true},
+		{"target unknown", tftypes.NewValue(ct, map[string]tftypes.Value{"namespace": stringValue("old"),
+			"target": tftypes.NewValue(tftypes.String, tftypes.UnknownValue)}), true},
+		{"another namespace", tftypes.NewValue(ct, map[string]tftypes.Value{"target": stringValue("ls"), "namespace": stringValue("new")}), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := make(map[string]tftypes.Value, len(rt.AttributeTypes))
+			for n, at := range rt.AttributeTypes {
+				f[n] = tftypes.NewValue(at, nil)
+			}
+			f["name"], f[attrLandscaperCluster] = stringValue("app"), c.cluster
+			x := &installations{t: rt, targets: func() *providerTargets { return &providerTargets{known: true} },
+				allowed: func() *allowedDeployers { return nil },
+				load: func(context.Context, render.Source) (installation.Blueprint, error) { return nil, errors.New("no blueprint here") }}
+			_, replace, _ := x.planRemote(t.Context(), f, maps.Clone(f), saved, nil)
+			if got := slices.ContainsFunc(replace, func(p *tftypes.AttributePath) bool {
+				return p.Equal(attrPath(attrLandscaperCluster))
+			}); got != c.replace {
+				t.Errorf("replace %v, want landscaper_cluster replaced: %v", replace, c.replace)
+			}
+		})
 	}
 }
