@@ -89,7 +89,9 @@ func TestRemotePlanReplacesOnUnknownCluster(t *testing.T) {
 			f["name"], f[attrLandscaperCluster] = stringValue("app"), c.cluster
 			x := &installations{t: rt, targets: func() *providerTargets { return &providerTargets{known: true} },
 				allowed: func() *allowedDeployers { return nil },
-				load: func(context.Context, render.Source) (installation.Blueprint, error) { return nil, errors.New("no blueprint here") }}
+				load: func(context.Context, render.Source) (installation.Blueprint, error) {
+					return nil, errors.New("no blueprint here")
+				}}
 			_, replace, _ := x.planRemote(t.Context(), f, maps.Clone(f), saved, nil)
 			if got := slices.ContainsFunc(replace, func(p *tftypes.AttributePath) bool {
 				return p.Equal(attrPath(attrLandscaperCluster))
