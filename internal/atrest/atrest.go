@@ -144,6 +144,9 @@ func (b *sealed) Render(ctx context.Context, in installation.Input) (*installati
 		return r, err
 	}
 	var shadows []*installation.Rendered
+	// mapped are the sub-installations whose importDataMappings a sealed
+	// value decided.
+	mapped := map[string]bool{}
 	if len(in.Imports.Sealed) > 0 {
 		secrets := map[string]any{}
 		secretValues(secrets, "imports/", in.Imports.Data, isIn(in.Imports.Sealed))
@@ -160,14 +163,14 @@ func (b *sealed) Render(ctx context.Context, in installation.Input) (*installati
 				// template failing for small values keeps out the round
 				// that crosses a threshold), so nothing of the node is
 				// compared: every config is withheld whole.
-				failed = true
-				if i == 0 {
-					// Not even the stand-ins of the secrets' own shape
-					// render: nothing tells the names from a secret's.
-					if err := namesUntold(r); err != nil {
-						return nil, err
-					}
+				// Names are kept in state, and a round left out may be
+				// the one that would have told them from a secret's
+				// (the tenth of a count below a minimum of 1, where
+				// the count's "more than one" names an item).
+				if err := namesUntold(r); err != nil {
+					return nil, err
 				}
+				failed = true
 				continue
 			}
 			if err := sameState(r.State, shadow); err != nil {
@@ -175,7 +178,7 @@ func (b *sealed) Render(ctx context.Context, in installation.Input) (*installati
 			}
 			// Names are kept in state: each round that renders must
 			// agree on them.
-			if err := sameNames(r, shadow); err != nil {
+			if err := sameNames(r, shadow, mapped); err != nil {
 				return nil, err
 			}
 			shadows = append(shadows, shadow)
@@ -215,6 +218,13 @@ func (b *sealed) Render(ctx context.Context, in installation.Input) (*installati
 	out.Subs = slices.Clone(r.Subs)
 	for i := range out.Subs {
 		out.Subs[i].Blueprint = b.s.Blueprint(out.Subs[i].Blueprint)
+		if mapped[out.Subs[i].Name] {
+			// The values it maps hold what the mappings were rendered
+			// from: they are sealed in the sub, which renders them
+			// again from stand-ins and counts them by a stand-in in
+			// its imports' hash.
+			out.Subs[i].MappingsSealed = b.s.standin
+		}
 	}
 	return &out, nil
 }
@@ -278,16 +288,18 @@ func sameState(state map[string][]byte, shadow *installation.Rendered) error {
 	return nil
 }
 
-// namesUntold refuses a node whose shadow failed while it renders deploy
-// items or sub-installations: without a shadow nothing tells whether a
-// write-only secret named them, and their names are kept in state.
+// namesUntold refuses a node one of whose shadows failed while it renders
+// deploy items or sub-installations: without that round nothing tells
+// whether a write-only secret named them, or decided whether they exist,
+// and their names are kept in state.
 func namesUntold(r *installation.Rendered) error {
 	if len(r.Items) == 0 && len(r.Subs) == 0 {
 		return nil
 	}
-	return refused("the blueprint refuses the stand-ins of write-only secrets (a schema's pattern, enum or bounds, " +
-		"or a template's check?), so nothing tells whether the names of its deploy items and sub-installations " +
-		"derive from one; they would be kept in the state, which holds no secret: give such secrets in sensitive_imports")
+	return refused("the blueprint refuses the stand-ins of write-only secrets in some round (a schema's pattern, " +
+		"enum or bounds such as a minimum, or a template's check?), so nothing tells whether the names of its deploy items and " +
+		"sub-installations derive from one; they would be kept in the state, which holds no secret: give such " +
+		"secrets in sensitive_imports, or leave the check to the deployer")
 }
 
 // Refused is a tree that cannot be kept at rest. Its message names no
@@ -300,18 +312,24 @@ func (r *Refused) Error() string { return r.Reason }
 func refused(format string, args ...any) error { return &Refused{Reason: fmt.Sprintf(format, args...)} }
 
 // sameNames refuses deploy items and sub-installations whose names, and
-// items whose types or targets, a sealed value decided: a status is kept
-// by those names and types (private state, the deploy_items keys of
-// state), so they cannot be masked there, and a digest of a secret in a
-// name is as good as the secret to whoever can guess it. The message
+// items whose types, targets or other fields, a sealed value decided: a
+// status is kept by those names and with those fields (private state,
+// the deploy_items keys of state), so they cannot be masked there, and a
+// digest of a secret in a name is as good as the secret to whoever can
+// guess it. Names are compared both ways: an item or sub-installation
+// left out because of a secret tells as much as one there because of it.
+// A sub-installation's template must render the same but for its
+// importDataMappings; mapped names those that differ, whose values are
+// then derived from a sealed value (Sub.MappingsSealed). The message
 // says what, not which name.
-func sameNames(r, shadow *installation.Rendered) error {
+func sameNames(r, shadow *installation.Rendered, mapped map[string]bool) error {
 	if shadow == nil {
 		return nil
 	}
 	const keep = "; it would be kept in the state, which holds no secret"
 	for _, name := range slices.Sorted(maps.Keys(r.Items)) {
 		si, found := shadow.Items[name]
+		ri := r.Items[name]
 		switch {
 		case !found:
 			// Named after a secret, or there only because of one (if
@@ -319,23 +337,48 @@ func sameNames(r, shadow *installation.Rendered) error {
 			// in state tells of the secret.
 			return refused("a deploy item is named after a write-only secret, or exists only because of one%s: "+
 				"name it after something else, and decide with a plain import whether it exists", keep)
-		case si.Type != r.Items[name].Type:
+		case si.Type != ri.Type:
 			return refused("the type of the deploy item %q is derived from a write-only secret%s", name, keep)
-		case si.TargetRef != r.Items[name].TargetRef:
+		case si.TargetRef != ri.TargetRef:
 			return refused("the target of the deploy item %q is derived from a write-only secret%s", name, keep)
+		case si.Timeout != ri.Timeout || si.UpdateOnChangeOnly != ri.UpdateOnChangeOnly ||
+			!slices.Equal(sortedCopy(si.DependsOn), sortedCopy(ri.DependsOn)):
+			return refused("the timeout, dependsOn or updateOnChangeOnly of the deploy item %q is derived from a "+
+				"write-only secret%s: decide them with a plain import", name, keep)
 		}
 	}
-	names := map[string]bool{}
+	for name := range shadow.Items {
+		if _, found := r.Items[name]; !found {
+			return refused("a deploy item is left out because of a write-only secret (if ne .env \"prod\", say)%s "+
+				"that it is missing: decide with a plain import whether it exists", keep)
+		}
+	}
+	subs := map[string]installation.Sub{}
 	for _, sub := range shadow.Subs {
-		names[sub.Name] = true
+		subs[sub.Name] = sub
 	}
 	for _, sub := range r.Subs {
-		if !names[sub.Name] {
-			return refused("the name of a sub-installation is derived from a write-only secret%s: name it after something else", keep)
+		ss, found := subs[sub.Name]
+		switch {
+		case !found:
+			return refused("the name of a sub-installation is derived from a write-only secret, or it exists only "+
+				"because of one%s: name it after something else, and decide with a plain import whether it exists", keep)
+		case !bytes.Equal(sub.Template, ss.Template) || sub.Blueprint.Digest() != ss.Blueprint.Digest():
+			return refused("the template of the sub-installation %q is derived from a write-only secret beyond its "+
+				"importDataMappings (its blueprint, imports or exports)%s: pass the secret to it as an import", sub.Name, keep)
+		case !bytes.Equal(sub.ImportMappings, ss.ImportMappings):
+			mapped[sub.Name] = true
 		}
+		delete(subs, sub.Name)
+	}
+	if len(subs) > 0 {
+		return refused("a sub-installation is left out because of a write-only secret%s that it is missing: "+
+			"decide with a plain import whether it exists", keep)
 	}
 	return nil
 }
+
+func sortedCopy(s []string) []string { return slices.Sorted(slices.Values(s)) }
 
 func (b *sealed) Exports(ctx context.Context, in installation.Input, values installation.ExportValues) (installation.Exports, error) {
 	ex, err := b.inner.Exports(ctx, in, values)

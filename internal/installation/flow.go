@@ -163,8 +163,19 @@ func (sc *scope) importsOf(sub Sub) (Imports, error) {
 		}
 		maps.Copy(imp.Data, mapped)
 		// A mapping may read any import: with a sealed one among them,
-		// every mapped value counts as derived from it.
-		if standin := joinedStandins(imp.Sealed); standin != "" {
+		// or mappings rendered from one, every mapped value counts as
+		// derived from it.
+		sealed := maps.Clone(imp.Sealed)
+		if sub.MappingsSealed != "" {
+			if sealed == nil {
+				sealed = map[string]string{}
+			}
+			sealed["\x00mappings"] = sub.MappingsSealed
+		}
+		if standin := joinedStandins(sealed); standin != "" {
+			if imp.Sealed == nil {
+				imp.Sealed = map[string]string{}
+			}
 			for name := range mapped {
 				imp.Sealed[name] = standin
 			}

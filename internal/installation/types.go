@@ -131,6 +131,16 @@ type Sub struct {
 	// the sub imports otherwise; its results are data imports, replacing
 	// any of the same name. Nil when there are none.
 	MapImports func(imports Imports) (map[string]any, error)
+	// MappingsSealed, when set, marks every value MapImports returns as
+	// derived from a sealed value, standing for it (see Imports.Sealed):
+	// the mappings themselves were rendered from one.
+	MappingsSealed string
+	// Template and ImportMappings are the sub's template as the parent
+	// rendered it (JSON), without its importDataMappings and those alone,
+	// so that a rendering of the parent from stand-ins tells what a
+	// secret decided of the sub (package atrest). Nil when the sub was
+	// not rendered from a template.
+	Template, ImportMappings []byte
 	// DataExports maps the sub's export names to data object names in
 	// the parent's context; TargetExports does so for targets.
 	DataExports   map[string]string

@@ -514,7 +514,11 @@ func (n *node) sub(t *blueprint.InstallationTemplate) (installation.Sub, error) 
 	for _, te := range t.Exports.Targets {
 		s.TargetExports[te.Name] = te.Target
 	}
+	bare := *t
+	bare.ImportDataMappings = nil
+	s.Template, _ = json.Marshal(bare)
 	if len(t.ImportDataMappings) > 0 {
+		s.ImportMappings, _ = json.Marshal(t.ImportDataMappings)
 		mappings := decodeMappings(t.ImportDataMappings)
 		s.MapImports = func(imp installation.Imports) (map[string]any, error) {
 			values := maps.Clone(imp.Data)
