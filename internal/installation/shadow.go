@@ -62,6 +62,10 @@ type Shadow struct {
 	// ExportErrors are what the export executions of a node said when
 	// they failed, by path.
 	ExportErrors map[string]string
+	// Subs are the names of the sub-installations each node rendered
+	// (walked or not), by path: a real sub-installation whose name a
+	// shadow lacks was named after a secret.
+	Subs map[string][]string
 }
 
 // ErrorAt is what the shadow said when the node at path failed to render
@@ -92,7 +96,7 @@ func (s *Shadow) NodeFailed(path string) bool { return s.failedUnder(path) }
 // RenderShadow renders the tree from in.
 func RenderShadow(ctx context.Context, bp Blueprint, in ShadowInput) *Shadow {
 	sh := &Shadow{Items: map[string]engine.ItemSpec{}, Imports: map[string]Imports{}, Failed: map[string]string{},
-		ExportErrors: map[string]string{}}
+		ExportErrors: map[string]string{}, Subs: map[string][]string{}}
 	if in.Exports {
 		sh.Exports = map[string][]string{}
 	}
@@ -127,6 +131,11 @@ func (w *shadowWalk) node(ctx context.Context, path string, bp Blueprint, imp Im
 	for name, spec := range rendered.Items {
 		w.sh.Items[Join(path, name)] = spec
 	}
+	names := make([]string, 0, len(rendered.Subs))
+	for _, sub := range rendered.Subs {
+		names = append(names, sub.Name)
+	}
+	w.sh.Subs[path] = names
 	deps, err := siblingOrder(rendered.Subs)
 	if err != nil {
 		w.fail(path, st, err)

@@ -198,6 +198,11 @@ func (s *Standins) rounds() *Rounds {
 }
 
 func (s *Standins) str(path, x string) string {
+	if x == "" {
+		// The empty string is its own rotation: what a template decides
+		// from a secret being empty (if, default) would show it.
+		return emptyStandin
+	}
 	if doc, ok := s.document(path, x); ok {
 		return doc
 	}
@@ -379,6 +384,10 @@ func rotatedNumber(n string) string {
 	}
 	return string(b)
 }
+
+// emptyStandin stands for an empty string: one character no template
+// quotes or escapes, too short to be masked as a text (minSecret).
+const emptyStandin = "."
 
 // punctuation are the characters a string without letters or digits
 // rotates among: none of them quotes, escapes or opens a YAML flow, so a

@@ -49,6 +49,9 @@ type Tree struct {
 	// partners are, per round, the shadow items that stand for real
 	// items whose names a secret made, by real key (see pair).
 	partners []map[string]string
+	// paths are the paths nodes are shown under, by real path (see
+	// nodePaths).
+	paths map[string]string
 }
 
 // Item is a deploy item as it is shown.
@@ -165,6 +168,7 @@ func (t *Tree) Shadow(ctx context.Context, in ShadowInput, specs map[string]engi
 			secrets[p] = v
 		}
 	}
+	flowingSecrets(secrets, in.Status)
 	rounds := NewRounds(secrets)
 	t.shadows, t.standins = nil, nil
 	sensitive := map[string]map[string]bool{}
@@ -203,6 +207,44 @@ func (t *Tree) Shadow(ctx context.Context, in ShadowInput, specs map[string]engi
 		})
 	}
 	t.Derive(specs)
+}
+
+// flowingSecrets collects, by the paths the shadow walk gives their
+// stand-ins (installation.ShadowInput.Standin), the values that become
+// secret inside the tree: what items read from Kubernetes Secrets, and
+// the sensitive exports and exported targets of its installations. The
+// rounds are planned for them as for the root's secrets: a number read
+// from a Secret gets the numbers' rounds, a boolean its own.
+func flowingSecrets(into map[string]any, st *installation.Status) {
+	st.Walk(func(p string, n *installation.Status) {
+		for name, is := range n.Execution.Items {
+			keys, all, reads := SecretReads(is.Spec)
+			v, ok := decode(is.Export)
+			if !reads || !ok {
+				continue
+			}
+			key := installation.Join(p, name)
+			if m, isMap := v.(map[string]any); isMap && !all {
+				for _, k := range keys {
+					if e, ok := m[k]; ok {
+						into["item/"+key+"/"+k] = e
+					}
+				}
+				continue
+			}
+			into["item/"+key] = v
+		}
+		for _, e := range n.SensitiveExports {
+			if v, ok := n.Exports.Data[e]; ok {
+				into["flow/"+p+"/"+e] = v
+			}
+		}
+		for e, tg := range n.Exports.Targets {
+			if v, ok := decode(tg.Config); ok && carriesConfig(tg) {
+				into["flow/"+p+"/target/"+e] = v
+			}
+		}
+	})
 }
 
 // holdsSecrets reports whether anything in a tree is secret: a sensitive
@@ -425,17 +467,62 @@ func priorKey(key string, shown map[string]Item, st *installation.Status) (strin
 		return key, true
 	}
 	path, name := splitKey(key)
+	sp := priorPath(path, shown, st)
+	if k := installation.Join(sp, name); k != key {
+		if _, ok := shown[k]; ok {
+			return k, true
+		}
+	}
 	var masked []string
 	for n := range nodeAt(st, path).Execution.Items {
-		if _, ok := shown[installation.Join(path, n)]; !ok {
+		if _, ok := shown[installation.Join(sp, n)]; !ok {
 			masked = append(masked, n)
 		}
 	}
 	slices.Sort(masked)
 	i := slices.Index(masked, name)
-	k := installation.Join(path, MaskedKey(i))
+	k := installation.Join(sp, MaskedKey(i))
 	_, ok := shown[k]
 	return k, i >= 0 && ok
+}
+
+// priorPath finds the path the prior state showed the node at path under:
+// each sub-installation's name that no shown key holds is masked,
+// numbered among its masked siblings with items as nodePaths numbers
+// them.
+func priorPath(path string, shown map[string]Item, st *installation.Status) string {
+	if path == "" {
+		return ""
+	}
+	under := func(p string) bool {
+		for k := range shown {
+			if strings.HasPrefix(k, p+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	realPath, out := "", ""
+	for _, seg := range strings.Split(path, "/") {
+		if under(installation.Join(out, seg)) {
+			out = installation.Join(out, seg)
+		} else {
+			var masked []string
+			for n, sub := range nodeAt(st, realPath).Subs {
+				if !under(installation.Join(out, n)) && len(sub.ItemSpecs()) > 0 {
+					masked = append(masked, n)
+				}
+			}
+			slices.Sort(masked)
+			if i := slices.Index(masked, seg); i >= 0 {
+				out = installation.Join(out, MaskedKey(i))
+			} else {
+				out = installation.Join(out, seg)
+			}
+		}
+		realPath = installation.Join(realPath, seg)
+	}
+	return out
 }
 
 func nodeAt(st *installation.Status, path string) *installation.Status {
@@ -465,11 +552,16 @@ func (t *Tree) Derive(specs map[string]engine.ItemSpec) {
 	var derived []string
 	named := map[string][]string{} // masked names, by node path
 	t.pair(specs)
+	derived = append(derived, t.nodePaths(specs)...)
 	for _, key := range slices.Sorted(maps.Keys(specs)) {
 		if _, done := t.items[key]; done {
 			continue
 		}
 		it, d, masked := t.deriveItem(key, specs[key])
+		if it.Key == key {
+			path, name := splitKey(key)
+			it.Key = installation.Join(t.paths[path], name)
+		}
 		t.items[key] = it
 		derived = append(derived, d...)
 		if masked {
@@ -483,13 +575,14 @@ func (t *Tree) Derive(specs map[string]engine.ItemSpec) {
 			taken[it.Key] = true
 		}
 		i := 0
+		shownPath := t.paths[path]
 		for _, n := range names {
-			for taken[installation.Join(path, MaskedKey(i))] {
+			for taken[installation.Join(shownPath, MaskedKey(i))] {
 				i++
 			}
 			key := installation.Join(path, n)
 			it := t.items[key]
-			it.Key = installation.Join(path, MaskedKey(i))
+			it.Key = installation.Join(shownPath, MaskedKey(i))
 			taken[it.Key] = true
 			t.items[key] = it
 			derived = append(derived, n)
@@ -501,6 +594,64 @@ func (t *Tree) Derive(specs map[string]engine.ItemSpec) {
 		// they differ (Comparison.Derived).
 		t.lit.AddText(d)
 	}
+}
+
+// nodePaths finds the paths the nodes of specs' items are shown under
+// (once per node): a sub-installation whose name some shadow's parent
+// does not render, or whose parent some shadow did not render, was named
+// after a secret as far as anyone can tell, and its name, in every key
+// below it, is masked, numbered among the masked sub-installations of its
+// parent in order of their real names (MaskedKey). It returns the masked
+// names, which are derived texts.
+func (t *Tree) nodePaths(specs map[string]engine.ItemSpec) (derived []string) {
+	if t.paths == nil {
+		t.paths = map[string]string{"": ""}
+	}
+	var paths []string
+	for key := range specs {
+		for p, _ := splitKey(key); p != ""; p, _ = splitKey(p) {
+			if _, done := t.paths[p]; done {
+				break
+			}
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	// Parents sort before their children.
+	taken := map[string]bool{}
+	for _, p := range t.paths {
+		taken[p] = true
+	}
+	for _, p := range paths {
+		parent, name := splitKey(p)
+		shownParent := t.paths[parent]
+		if !t.subNamedAfterSecret(parent, name) {
+			t.paths[p] = installation.Join(shownParent, name)
+			continue
+		}
+		i := 0
+		for taken[installation.Join(shownParent, MaskedKey(i))] {
+			i++
+		}
+		t.paths[p] = installation.Join(shownParent, MaskedKey(i))
+		taken[t.paths[p]] = true
+		derived = append(derived, name)
+	}
+	return derived
+}
+
+// subNamedAfterSecret reports whether the sub-installation name of the
+// node parent may be named after a secret: some shadow renders parent
+// without a sub-installation of that name, or does not render parent.
+func (t *Tree) subNamedAfterSecret(parent, name string) bool {
+	for _, sh := range t.shadows {
+		names, rendered := sh.Subs[parent]
+		if !rendered || sh.NodeFailed(parent) || !slices.Contains(names, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // pair finds, in every round, the shadow items of the real items of specs
