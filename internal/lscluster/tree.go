@@ -138,7 +138,7 @@ func (r *Reader) execution(ctx context.Context, inst *lsInstallation) (*Executio
 }
 
 func deployItem(di *lsDeployItem) DeployItem {
-	out := DeployItem{Object: di.Name, Type: di.Spec.Type, Phase: di.Status.Phase,
+	out := DeployItem{Object: di.Name, Type: di.Spec.Type, Config: di.Spec.Config, Phase: di.Status.Phase,
 		JobIDFinished: di.Status.JobIDFinished, LastError: di.Status.LastError.plain()}
 	if di.Spec.Target != nil {
 		out.Target = di.Spec.Target.Name

@@ -3,6 +3,7 @@
 package lscluster
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"sort"
@@ -138,6 +139,14 @@ data: [example-configmap, example-configmap-x, example-configmap-x-x]
 		}
 		wantItem := DeployItem{Object: lstest.DeployItemName(objects[n], "default-deploy-item"), Type: TypeManifest, Target: "my-cluster", Phase: "Succeeded",
 			JobIDFinished: lstest.JobID, ManagedLabel: ManifestManagedLabel, ManagedResources: []ObjectRef{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "example", Name: "hello-world"}}}
+		if sub.Execution != nil {
+			di := sub.Execution.DeployItems["default-deploy-item"]
+			if !bytes.Contains(di.Config, []byte(`"kind":"ConfigMap"`)) {
+				t.Errorf("sub-installation %s: the item's config is not read: %s", n, di.Config)
+			}
+			di.Config = nil
+			sub.Execution.DeployItems["default-deploy-item"] = di
+		}
 		if sub.Execution == nil || !reflect.DeepEqual(sub.Execution.DeployItems, map[string]DeployItem{"default-deploy-item": wantItem}) {
 			t.Errorf("sub-installation %s: execution = %+v", n, sub.Execution)
 		}

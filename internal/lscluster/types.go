@@ -1,6 +1,10 @@
 package lscluster
 
-import "github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+import (
+	"encoding/json"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+)
 
 // Installation describes a root Installation of a Landscaper resource
 // cluster as landscaper_installation needs it.
@@ -160,6 +164,9 @@ type DeployItem struct {
 	// managed label (ManagedLabel) on every object it installed.
 	Object string
 	Type   string
+	// Config is the item's deployer configuration as Landscaper rendered
+	// it, which tells what the item reads (a Secret it exports from).
+	Config json.RawMessage
 	// Target is the name of the Target object the item deploys to.
 	Target string
 	Phase  string

@@ -139,6 +139,26 @@ func (run *remoteRun) mask(text string) string {
 	return text
 }
 
+// exportsMayHoldSecrets says whether the data exports Landscaper computed
+// may carry a secret, and are then all held as sensitive: which of them a
+// secret influenced is not known from Landscaper, which runs the export
+// executions on its own. They may when the tree holds a secret: a
+// sensitive import, an inline target config, or an item exporting from a
+// Kubernetes Secret, among the items the provider rendered or those
+// Landscaper rendered on its own (a sub-installation whose imports were
+// known only there). A tree whose targets are all provider targets,
+// passed as references, holds none.
+func (run *remoteRun) exportsMayHoldSecrets(tree *lscluster.Tree) bool {
+	if len(run.spec.SecretData) > 0 || masking.HoldsSecrets(run.imp, nil, nil, renderedSpecs(run.plan)) {
+		return true
+	}
+	specs := map[string]engine.ItemSpec{}
+	for key, di := range tree.DeployItems {
+		specs[key] = engine.ItemSpec{Type: di.Type, Config: di.Config}
+	}
+	return masking.HoldsSecrets(installation.Imports{}, nil, nil, specs)
+}
+
 // remoteSecrets masks what a refresh or a destroy in remote mode says
 // (Landscaper's messages, API errors) as apply masks it (run.mask): the
 // sensitive imports, the inline target configs, and the credentials of
@@ -148,14 +168,27 @@ func (x *installations) remoteSecrets(f map[string]tftypes.Value) *masking.Tree 
 	pt := x.targets()
 	imp, _, _ := importsOf(f, pt)
 	sec := secretsOf(f, imp)
-	if pt != nil {
-		for _, t := range pt.byName {
-			for _, c := range credentialStrings(t.Config) {
-				sec.AddText(c)
-			}
-		}
+	for _, c := range pt.credentials() {
+		sec.AddText(c)
 	}
 	return sec
+}
+
+// credentials are the strings of every provider target's config. Apply,
+// refresh and destroy mask them all alike: which of them the tree imports
+// (a target, a list element, a map entry) is beside the point when a
+// Landscaper message quotes one.
+func (pt *providerTargets) credentials() []string {
+	if pt == nil {
+		return nil
+	}
+	var out []string
+	for _, t := range pt.byName {
+		out = append(out, credentialStrings(t.Config)...)
+	}
+	// Longest first, so a string is masked before a part of it.
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
 }
 
 // credentialStrings are the string values in a target config, and in the
@@ -236,15 +269,7 @@ func (x *installations) renderRemote(ctx context.Context, f map[string]tftypes.V
 		ps.add(nil, "Cannot hand the installation to Landscaper", sec.Text(err.Error()))
 		return nil, ps
 	}
-	run := &remoteRun{spec: spec, objs: objs, plan: p, imp: imp, sec: sec}
-	for _, t := range imp.Targets {
-		if t.Ref != "" {
-			if resolved, ok := pt.resolve(t.Ref); ok {
-				run.credentials = append(run.credentials, credentialStrings(resolved.Config)...)
-			}
-		}
-	}
-	return run, ps
+	return &remoteRun{spec: spec, objs: objs, plan: p, imp: imp, sec: sec, credentials: pt.credentials()}, ps
 }
 
 // remoteSpec is what the Landscaper cluster is handed.
@@ -528,9 +553,7 @@ func (x *installations) runRemote(ctx context.Context, w *lscluster.Writer, run 
 		return st, tree, err
 	}
 	st.Exports.Data = data
-	if len(run.spec.SecretData) > 0 {
-		// Which exports a secret influenced is not known from Landscaper:
-		// with secret imports, every data export is held as sensitive.
+	if run.exportsMayHoldSecrets(tree) {
 		st.SensitiveExports = slices.Sorted(maps.Keys(data))
 	}
 	st.Exports.Targets = map[string]*deployer.Target{}

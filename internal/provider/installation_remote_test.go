@@ -1,12 +1,16 @@
 package provider
 
 import (
+	"context"
+	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
 )
 
@@ -76,3 +80,193 @@ func TestRemoteSecretsMaskInlineTargetConfigs(t *testing.T) {
 		}
 	}
 }
+
+// remoteFields is an installation's configuration in remote mode, as the
+// protocol hands it over: attrs given as JSON, every other attribute null.
+func remoteFields(t *testing.T, x *installations, attrs map[string]any) map[string]tftypes.Value {
+	t.Helper()
+	all := map[string]any{}
+	for name := range x.t.AttributeTypes {
+		all[name] = nil
+	}
+	maps.Copy(all, attrs)
+	raw, err := json.Marshal(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := tftypes.ValueFromJSONWithOpts(raw, x.t, tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fields(v)
+}
+
+// Apply masks what Landscaper says with the credentials of the provider
+// targets the tree imports as list elements and map entries too, not
+// only as single targets: the remote review's R4.
+func TestRemoteApplyMasksProviderTargetsInListsAndMaps(t *testing.T) {
+	kubeconfig := func(token string) []byte {
+		return []byte(`{"kubeconfig":"apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: ` + token + `\n"}`)
+	}
+	const kind = "landscaper.gardener.cloud/kubernetes-cluster"
+	pt := &providerTargets{known: true, byName: map[string]*deployer.Target{
+		"landscaper": {Type: kind, Config: kubeconfig("tok-landscaper-5c1e")},
+		"listed":     {Type: kind, Config: kubeconfig("tok-listed-91ab3f")},
+		"mapped":     {Type: kind, Config: kubeconfig("tok-mapped-27d0e8")},
+	}}
+	p := newProvider("test")
+	x := p.installations
+	x.targets = func() *providerTargets { return pt }
+	x.allowed = func() *allowedDeployers { return nil }
+	bp := `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: clusters, type: targetList, targetType: ` + kind + `}
+  - {name: regions, type: targetMap, targetType: ` + kind + `}
+`
+	f := remoteFields(t, x, map[string]any{
+		"name":                "app",
+		"blueprint":           map[string]any{"filesystem": map[string]string{"blueprint.yaml": bp}},
+		"target_lists":        map[string]any{"clusters": []any{map[string]any{"name": "listed"}}},
+		"target_maps":         map[string]any{"regions": map[string]any{"eu": map[string]any{"name": "mapped"}}},
+		attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
+	})
+	run, ps := x.renderRemote(context.Background(), f, pt)
+	if ps.errors() || run == nil {
+		t.Fatalf("renderRemote: %v", ps)
+	}
+	for _, token := range []string{"tok-listed-91ab3f", "tok-mapped-27d0e8"} {
+		if got := run.mask("DeployItem app-x: Unauthorized with token " + token); strings.Contains(got, token) {
+			t.Errorf("apply shows the credential of a provider target imported in a list or map: %q", got)
+		}
+	}
+}
+
+// Landscaper computes the exports on its own, so in remote mode every
+// data export is held as sensitive whenever the tree holds a secret: an
+// item exporting from a Kubernetes Secret, an inline target config, a
+// sensitive import. Only with secret imports was it so, and a token read
+// from a Secret landed in the plain exports: the remote review's R1.
+func TestRemoteExportsOfATreeHoldingSecretsAreSensitive(t *testing.T) {
+	const kind = "landscaper.gardener.cloud/kubernetes-cluster"
+	pt := &providerTargets{known: true, byName: map[string]*deployer.Target{
+		"landscaper": {Type: kind, Config: []byte(`{"kubeconfig":"x"}`)},
+		"app":        {Type: kind, Config: []byte(`{"kubeconfig":"y"}`)},
+	}}
+	p := newProvider("test")
+	x := p.installations
+	x.targets = func() *providerTargets { return pt }
+	x.allowed = func() *allowedDeployers { return nil }
+	blueprint := func(fromKind string) string {
+		return `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: cluster, type: target, targetType: ` + kind + `}
+exports:
+  - {name: token, type: data, schema: {type: string}}
+deployExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      deployItems:
+        - name: sa
+          type: landscaper.gardener.cloud/kubernetes-manifest
+          target: {import: cluster}
+          config:
+            apiVersion: manifest.deployer.landscaper.gardener.cloud/v1alpha2
+            kind: ProviderConfiguration
+            manifests: []
+            exports:
+              exports:
+                - key: token
+                  jsonPath: .data.token
+                  fromResource: {apiVersion: v1, kind: ` + fromKind + `, name: sa-token, namespace: default}
+exportExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      exports:
+        token: {{ .values.deployitems.sa.token | quote }}
+`
+	}
+	for _, c := range []struct {
+		name   string
+		kind   string
+		target map[string]any
+		want   bool
+	}{
+		{"an item exporting from a Secret", "Secret", map[string]any{"name": "app"}, true},
+		{"an inline target config", "ConfigMap", map[string]any{"type": kind, "config": `{"kubeconfig":"inline"}`}, true},
+		{"provider targets and plain data only", "ConfigMap", map[string]any{"name": "app"}, false},
+	} {
+		f := remoteFields(t, x, map[string]any{
+			"name":                "app",
+			"blueprint":           map[string]any{"filesystem": map[string]string{"blueprint.yaml": blueprint(c.kind)}},
+			attrTargets:           map[string]any{"cluster": c.target},
+			attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
+		})
+		run, ps := x.renderRemote(context.Background(), f, pt)
+		if ps.errors() || run == nil {
+			t.Fatalf("%s: renderRemote: %v", c.name, ps)
+		}
+		if got := run.exportsMayHoldSecrets(&lscluster.Tree{}); got != c.want {
+			t.Errorf("%s: the exports are held as sensitive: %v, want %v", c.name, got, c.want)
+		}
+	}
+
+	// A sub-installation whose imports are known only on the Landscaper
+	// cluster is rendered there alone: its items, as Landscaper holds
+	// them, tell what they read.
+	f := remoteFields(t, x, map[string]any{
+		"name":                "app",
+		"blueprint":           map[string]any{"filesystem": map[string]string{"blueprint.yaml": laterSubBlueprint}},
+		attrTargets:           map[string]any{"cluster": map[string]any{"name": "app"}},
+		attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
+	})
+	run, ps := x.renderRemote(context.Background(), f, pt)
+	if ps.errors() || run == nil {
+		t.Fatalf("renderRemote: %v", ps)
+	}
+	for fromKind, want := range map[string]bool{"Secret": true, "ConfigMap": false} {
+		tree := &lscluster.Tree{DeployItems: map[string]lscluster.DeployItem{
+			"maker/m": {Type: "landscaper.gardener.cloud/mock", Config: []byte(`{"export":{"made":"yes"}}`)},
+			"user/reader": {Type: lscluster.TypeManifest, Config: []byte(`{"exports":{"exports":[{"key":"token","jsonPath":".data.token",` +
+				`"fromResource":{"apiVersion":"v1","kind":"` + fromKind + `","name":"sa-token","namespace":"default"}}]}}`)},
+		}}
+		if got := run.exportsMayHoldSecrets(tree); got != want {
+			t.Errorf("an item Landscaper rendered exports from a %s: the exports are held as sensitive: %v, want %v", fromKind, got, want)
+		}
+	}
+}
+
+// laterSubBlueprint has a sub-installation (user) whose import is the
+// export of its sibling (maker), known only once maker ran: a plan
+// renders user only on the Landscaper cluster.
+const laterSubBlueprint = `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: cluster, type: target, targetType: landscaper.gardener.cloud/kubernetes-cluster}
+exports:
+  - {name: token, type: data, schema: {type: string}}
+subinstallations:
+  - apiVersion: landscaper.gardener.cloud/v1alpha1
+    kind: InstallationTemplate
+    name: maker
+    blueprint: {filesystem: {blueprint.yaml: "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\nexports:\n  - {name: made, type: data, schema: {type: string}}\ndeployExecutions:\n  - name: x\n    type: GoTemplate\n    template: |\n      deployItems:\n        - name: m\n          type: landscaper.gardener.cloud/mock\n          config: {apiVersion: mock.deployer.landscaper.gardener.cloud/v1alpha1, kind: ProviderConfiguration, export: {made: yes}}\nexportExecutions:\n  - name: x\n    type: GoTemplate\n    template: |\n      exports:\n        made: {{ .values.deployitems.m.made | quote }}\n"}}
+    exports:
+      data: [{name: made, dataRef: made}]
+  - apiVersion: landscaper.gardener.cloud/v1alpha1
+    kind: InstallationTemplate
+    name: user
+    blueprint: {filesystem: {blueprint.yaml: "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\nimports:\n  - {name: made, type: data, schema: {type: string}}\nexports:\n  - {name: token, type: data, schema: {type: string}}\nexportExecutions:\n  - name: x\n    type: GoTemplate\n    template: |\n      exports:\n        token: {{ .imports.made | quote }}\n"}}
+    imports:
+      data: [{name: made, dataRef: made}]
+    exports:
+      data: [{name: token, dataRef: token}]
+exportExecutions:
+  - name: default
+    type: GoTemplate
+    template: |
+      exports:
+        token: {{ .values.dataobjects.token | quote }}
+`
