@@ -35,7 +35,7 @@ func TestTargetExportOfAnotherSecretIsRefused(t *testing.T) {
 		"metadata": map[string]any{"name": "other.target.cluster", "namespace": "ls"},
 		"data":     map[string]any{"config": base64.StdEncoding.EncodeToString([]byte(`{"kubeconfig":"token: other-admin-token"}`))}}}
 	target := &unstructured.Unstructured{Object: map[string]any{"apiVersion": GroupVersion.String(), "kind": "Target",
-		"metadata": map[string]any{"name": "app.export.out", "namespace": "ls"},
+		"metadata": map[string]any{"name": "app.export.out", "namespace": "ls", "labels": map[string]any{labelDOSource: InstallationContext("app")}},
 		"spec": map[string]any{"type": "landscaper.gardener.cloud/kubernetes-cluster",
 			"secretRef": map[string]any{"name": "other.target.cluster", "key": "config"}}}}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
@@ -45,7 +45,49 @@ func TestTargetExportOfAnotherSecretIsRefused(t *testing.T) {
 	spec := Spec{Namespace: "ls", Name: "app", Files: map[string][]byte{"blueprint.yaml": []byte("kind: Blueprint\n")},
 		TargetExports: []string{"out"}}
 	_, targets, err := w.Exports(context.Background(), spec)
-	if err == nil || !strings.Contains(err.Error(), "refused") || strings.Contains(err.Error(), "other-admin-token") {
+	if err == nil || !strings.Contains(err.Error(), "holds none of this installation's target imports") || strings.Contains(err.Error(), "other-admin-token") {
 		t.Fatalf("Exports: %v (targets %v), want the foreign Secret refused", err, targets)
+	}
+}
+
+// An export DataObject or Target under this installation's name that
+// another Installation of the namespace exported (Landscaper labels what
+// it writes with its source) is refused, not taken as this one's: the
+// second remote review's R8.
+func TestExportOfAnotherInstallationIsRefused(t *testing.T) {
+	exported := func(source string) []runtime.Object {
+		labels := map[string]any{labelDOSource: source, labelDOSourceType: sourceTypeExport}
+		return []runtime.Object{
+			&unstructured.Unstructured{Object: map[string]any{"apiVersion": GroupVersion.String(), "kind": "DataObject",
+				"metadata": map[string]any{"name": "app.export.url", "namespace": "ls", "labels": labels},
+				"data":     "https://exported.example"}},
+			&unstructured.Unstructured{Object: map[string]any{"apiVersion": GroupVersion.String(), "kind": "Target",
+				"metadata": map[string]any{"name": "app.export.out", "namespace": "ls", "labels": labels},
+				"spec":     map[string]any{"type": "landscaper.gardener.cloud/kubernetes-cluster", "config": map[string]any{"kubeconfig": "exported"}}}},
+		}
+	}
+	for _, c := range []struct {
+		source string
+		want   string
+	}{{InstallationContext("app"), ""}, {InstallationContext("other"), `was not exported by the Installation app but by "Inst.other"`}} {
+		for _, only := range []string{"data", "target"} {
+			dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+				map[schema.GroupVersionResource]string{secretsGVR: "SecretList", targetsGVR: "TargetList", dataObjectsGVR: "DataObjectList"},
+				exported(c.source)...)
+			w := &Writer{Reader: &Reader{dynamic: dyn}}
+			spec := Spec{Namespace: "ls", Name: "app", Files: map[string][]byte{"blueprint.yaml": []byte("kind: Blueprint\n")}}
+			if only == "data" {
+				spec.DataExports = []string{"url"}
+			} else {
+				spec.TargetExports = []string{"out"}
+			}
+			data, targets, err := w.Exports(context.Background(), spec)
+			switch {
+			case c.want == "" && (err != nil || len(data)+len(targets) != 1):
+				t.Errorf("%s export from %s: %v, %v, %v; want it taken", only, c.source, data, targets, err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("%s export from %s: %v, %v, %v; want %q", only, c.source, data, targets, err, c.want)
+			}
+		}
 	}
 }

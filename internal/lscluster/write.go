@@ -353,6 +353,15 @@ func (w *Writer) Exports(ctx context.Context, s Spec) (map[string]any, map[strin
 		return nil, nil, err
 	}
 	own := TargetSecrets(objs)
+	// Landscaper labels what an Installation exports with it as the
+	// source. Another Installation of the namespace exporting under this
+	// one's names is refused, not taken: its values would reach the
+	// state, and other resources from there.
+	src := InstallationContext(s.Name)
+	notOurs := func(kind, name, export string, labels map[string]string) error {
+		return fmt.Errorf("the %s %s/%s (export %q) was not exported by the Installation %s but by %q: refused, "+
+			"as another installation's value would be taken for this one's", kind, s.Namespace, name, export, s.Name, labels[labelDOSource])
+	}
 	data := map[string]any{}
 	for _, n := range s.DataExports {
 		var do lsDataObject
@@ -362,6 +371,9 @@ func (w *Writer) Exports(ctx context.Context, s Spec) (map[string]any, map[strin
 		}
 		if err != nil {
 			return nil, nil, err
+		}
+		if do.Labels[labelDOSource] != src || do.Labels[labelDOSourceType] != sourceTypeExport {
+			return nil, nil, notOurs("DataObject", do.Name, n, do.Labels)
 		}
 		v, err := parseJSON(do.Data)
 		if err != nil {
@@ -379,6 +391,9 @@ func (w *Writer) Exports(ctx context.Context, s Spec) (map[string]any, map[strin
 		}
 		if err != nil {
 			return nil, nil, err
+		}
+		if t.Labels[labelDOSource] != src {
+			return nil, nil, notOurs("Target", name, n, t.Labels)
 		}
 		et := ExportedTarget{Type: t.Spec.Type, Config: t.Spec.Config, Labels: t.Labels, Annotations: t.Annotations}
 		if ref := t.Spec.SecretRef; ref != nil {
