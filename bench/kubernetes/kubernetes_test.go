@@ -8,11 +8,9 @@
 package kubernetes
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -179,23 +177,9 @@ func benchConfigMaps(b *testing.B, w *acctest.Workspace, write func(value string
 // has answered so far, from its metrics.
 func configMapRequests(b *testing.B) float64 {
 	b.Helper()
-	resp, err := kubeEnv.HTTPClient().Get(kubeEnv.Host() + "/metrics")
+	n, err := kubeEnv.MetricSum(b.Context(), "apiserver_request_total", `resource="configmaps"`)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="configmaps"`) {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err == nil {
-			sum += v
-		}
-	}
-	return sum
+	return n
 }

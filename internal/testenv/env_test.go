@@ -131,6 +131,32 @@ func TestNamespaceDeletion(t *testing.T) {
 	eventually(t, "/api/v1/namespaces/ns-delete", http.StatusNotFound)
 }
 
+// TestMetricSum counts the API server's answers: three LISTs of one
+// namespace's Secrets add (at least, as the controller manager may list
+// too) three to the samples that match, and a label no sample has matches
+// nothing.
+func TestMetricSum(t *testing.T) {
+	must(t, http.StatusCreated, http.MethodPost, "/api/v1/namespaces", namespace("metrics"))
+	lists := func() float64 {
+		t.Helper()
+		n, err := env.MetricSum(t.Context(), "apiserver_request_total", `resource="secrets"`, `verb="LIST"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := lists()
+	for range 3 {
+		must(t, http.StatusOK, http.MethodGet, "/api/v1/namespaces/metrics/secrets", nil)
+	}
+	if after := lists(); after-before < 3 {
+		t.Errorf("LISTs of Secrets %v -> %v, want 3 more", before, after)
+	}
+	if n, err := env.MetricSum(t.Context(), "apiserver_request_total", `resource="secrets"`, `verb="NO-SUCH-VERB"`); err != nil || n != 0 {
+		t.Errorf("a verb never used: %v, %v", n, err)
+	}
+}
+
 // TestGarbageCollection needs the garbagecollector controller, for both
 // propagation policies a deleter may choose.
 func TestGarbageCollection(t *testing.T) {
