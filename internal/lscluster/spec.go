@@ -325,6 +325,16 @@ func (b *builder) installation() (Object, error) {
 	if len(exports) > 0 {
 		spec["exports"] = exports
 	}
+	// A remote installation imports only objects written for it alone
+	// (<name>.import.*, <name>.target.*), never a sibling's export, so it
+	// tells Landscaper so: otherwise each of its reconciles lists every
+	// Installation of the namespace from the API server to find the
+	// siblings it waits for, and its deletion touches every sibling being
+	// deleted, which costs in the square of the installations in a
+	// namespace (bench/README.md, "200 remote installations").
+	// hasNoSiblingExports is not set: an Installation written by hand may
+	// import what this one exports.
+	spec["optimization"] = map[string]any{"hasNoSiblingImports": true}
 	if d := s.AutomaticReconcile; d > 0 {
 		interval := map[string]any{"interval": d.String()}
 		spec["automaticReconcile"] = map[string]any{"succeededReconcile": interval, "failedReconcile": maps.Clone(interval)}

@@ -61,6 +61,29 @@ func TestSpecObjectsMaskSecrets(t *testing.T) {
 	}
 }
 
+// TestInstallationHasNoSiblingImports: the Installation tells Landscaper
+// that it imports nothing from its siblings (its imports are objects
+// written for it alone), which spares Landscaper a listing of every
+// Installation of the namespace in each reconcile and the touching of
+// siblings in each deletion.
+func TestInstallationHasNoSiblingImports(t *testing.T) {
+	objs, err := Spec{Namespace: "ls", Name: "app", Files: map[string][]byte{"blueprint.yaml": []byte("kind: Blueprint\n")},
+		Data: map[string]any{"replicas": 2}}.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := objs[len(objs)-1]
+	opt, _ := inst.Body["spec"].(map[string]any)["optimization"].(map[string]any)
+	if inst.Kind != KindInstallation || opt["hasNoSiblingImports"] != true || opt["hasNoSiblingExports"] != nil {
+		t.Errorf("%s: spec.optimization %v, want hasNoSiblingImports alone", inst.Key(), opt)
+	}
+	for _, o := range objs {
+		if o.Kind == KindDataObject && !strings.HasPrefix(o.Name, "app.") {
+			t.Errorf("the installation imports %s, which is not written for it alone", o.Key())
+		}
+	}
+}
+
 // TestObjectName: a name that cannot be part of an object's name is made
 // one, and two names cleaned alike stay apart.
 func TestObjectName(t *testing.T) {
