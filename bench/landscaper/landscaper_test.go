@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -54,10 +55,19 @@ func workspace(b *testing.B) *acctest.Workspace {
 
 // TestMain keeps Landscaper's configurations and logs in
 // BENCH_LANDSCAPER_DIR if set (logs/<process>.log: where its time goes),
-// and stops Landscaper and its control plane and removes the
-// provider's build at the end.
+// gives each of its controllers and deployers BENCH_LANDSCAPER_WORKERS
+// workers if set (else testenv's default), and stops Landscaper and its
+// control plane and removes the provider's build at the end.
 func TestMain(m *testing.M) {
 	realLandscaper.LandscaperOptions.Dir = os.Getenv("BENCH_LANDSCAPER_DIR")
+	if n := os.Getenv("BENCH_LANDSCAPER_WORKERS"); n != "" {
+		workers, err := strconv.Atoi(n)
+		if err != nil || workers < 1 {
+			fmt.Fprintf(os.Stderr, "BENCH_LANDSCAPER_WORKERS=%q: want a positive number\n", n)
+			os.Exit(2)
+		}
+		realLandscaper.LandscaperOptions.Workers = workers
+	}
 	code := m.Run()
 	if err := realLandscaper.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "stopping Landscaper: %v\n", err)
