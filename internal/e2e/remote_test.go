@@ -142,6 +142,26 @@ func TestRemoteManifestInstallation(t *testing.T) {
 	}
 	jobID := acctest.Dig(attrs, "status", "job_id")
 
+	// Another state naming the same installation in the same namespace is
+	// refused before it writes anything: the Installation it would take
+	// over is named, and stays this state's.
+	owner := dig(inst.Object, "metadata", "annotations", "terraform-provider-landscaper/owner")
+	other := newWorkspace(t)
+	acctest.WriteFile(t, other.Path("kubeconfig"), k.Kubeconfig)
+	writeBlueprint(t, other, remoteDeploy)
+	other.Config(remoteConfig(lsNS, appNS, "Hello Other", appConfig))
+	if out, code := other.Run(nil, "apply", "-input=false", "-no-color", "-auto-approve"); code == 0 ||
+		!strings.Contains(out, "refused to overwrite or delete what this resource did not write") ||
+		!strings.Contains(out, "Installation "+lsNS+"/hello (written by another Terraform resource") {
+		t.Errorf("another state's apply of the installation: exit %d\n%s", code, out)
+	}
+	if got := dig(k.Get(lstest.GVRs["Installation"], lsNS, "hello").Object, "metadata", "annotations", "terraform-provider-landscaper/owner"); owner == nil || got != owner {
+		t.Errorf("the Installation's owner went from %v to %v", owner, got)
+	}
+	if k.exists(configMaps, appNS, "hello-other") {
+		t.Errorf("the refused state's installation ran")
+	}
+
 	// An update: Landscaper replaces the ConfigMap.
 	w.Config(remoteConfig(lsNS, appNS, "Hello Again", appConfig))
 	w.Apply()

@@ -1,7 +1,7 @@
 package lscluster
 
 import (
-	"crypto/sha1" //nolint:gosec // names, not a security measure
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -154,7 +154,7 @@ const (
 // Objects are the objects of the installation, in the order they are
 // written: what the Installation refers to first, the Installation last.
 func (s Spec) Objects() ([]Object, error) {
-	if !subdomain.MatchString(s.Name) || len(s.Name) > 63 {
+	if !dnsSubdomain.MatchString(s.Name) || len(s.Name) > 63 {
 		return nil, fmt.Errorf("%q cannot name an Installation: a Landscaper installation's name is a lower-case DNS label "+
 			"(at most 63 letters, digits, '-' and '.', starting and ending with a letter or digit)", s.Name)
 	}
@@ -225,29 +225,53 @@ func (b *builder) secret(name, typ string, data map[string][]byte) {
 }
 
 // ObjectName is the name of an object of installation inst for one of its
-// parts: "<inst>.<part>.<name>", where a name that cannot be part of an
-// object name is made one, with a digest that keeps it apart.
+// parts: "<inst>.<part>.<name>", readable and never the name of another
+// installation's or another part's object in the namespace. The
+// installation's name stands for itself when it is a DNS label without
+// "--", and name when it is one of a subdomain without "--"; anything else
+// (a dot in an installation's name, an upper-case letter in an import's)
+// is escaped: its letters and digits, "--", and a digest of it. An
+// escaped form holds "--" and a literal one does not, and the first dot
+// ends the installation's part, so two different triples never give one
+// name ("app.import" with its registry secret and "app" with an import
+// "registry" did).
 func ObjectName(inst, part, name string) string {
-	n := inst + "." + part
+	n := inst
+	if !dnsLabel.MatchString(inst) || strings.Contains(inst, "--") {
+		n = escapedName(inst)
+	}
+	n += "." + part
 	if name == "" {
 		return n
 	}
-	if full := n + "." + name; subdomain.MatchString(full) && len(full) <= 253 {
+	if full := n + "." + name; dnsSubdomain.MatchString(full) && !strings.Contains(name, "--") && len(full) <= 253 {
 		return full
 	}
-	clean := strings.Trim(unsafeNameChars.ReplaceAllString(strings.ToLower(name), "-"), "-.")
-	if len(clean) > 40 {
-		clean = strings.Trim(clean[:40], "-.")
-	}
-	h := sha1.Sum([]byte(name)) //nolint:gosec // see the import
-	digest := lowerBase32.EncodeToString(h[:])[:10]
-	if clean == "" {
-		return n + "." + digest
-	}
-	return n + "." + clean + "-" + digest
+	return n + "." + escapedName(name)
 }
 
-var unsafeNameChars = regexp.MustCompile(`[^a-z0-9.-]+`)
+// escapedName is s as a DNS label that holds "--" and names s alone: its
+// letters and digits, "--", and a digest of s.
+func escapedName(s string) string {
+	clean := strings.Trim(unsafeNameChars.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(clean) > 40 {
+		clean = strings.TrimRight(clean[:40], "-")
+	}
+	if clean == "" {
+		clean = "x"
+	}
+	h := sha256.Sum256([]byte(s))
+	return clean + "--" + lowerBase32.EncodeToString(h[:])[:16]
+}
+
+// dnsLabel and dnsSubdomain are Kubernetes' rules for names (RFC 1123):
+// every label starts and ends with a letter or digit.
+var (
+	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+)
+
+var unsafeNameChars = regexp.MustCompile(`[^a-z0-9]+`)
 
 func (b *builder) installation() (Object, error) {
 	s := b.spec

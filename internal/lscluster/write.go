@@ -58,21 +58,27 @@ func (w *Writer) poll() time.Duration {
 	return 500 * time.Millisecond
 }
 
-// Apply writes the objects in their order with server-side apply: fields
-// another manager set on them are taken over, fields this manager set
-// before and the objects no longer hold are removed.
-func (w *Writer) Apply(ctx context.Context, objs []Object) error {
+// Apply writes the objects in their order with server-side apply, as
+// own (see claim: an object another owner wrote refuses the whole apply,
+// a *NotOwnedError, before anything is written): fields another manager
+// set on them are taken over, fields this manager set before and the
+// objects no longer hold are removed.
+func (w *Writer) Apply(ctx context.Context, own Owner, objs []Object) error {
 	if err := w.check(); err != nil {
 		return err
 	}
 	for _, o := range objs {
-		ref := o.Ref()
-		gvr, ok := kindGVR[o.Kind]
-		if !ok {
+		if _, ok := kindGVR[o.Kind]; !ok {
 			return fmt.Errorf("%s: not a kind a remote installation writes", o.Key())
 		}
-		u := &unstructured.Unstructured{Object: o.Body}
-		_, err := w.dynamic.Resource(gvr).Namespace(ref.Namespace).Apply(ctx, o.Name, u,
+	}
+	if err := w.claim(ctx, own, objs); err != nil {
+		return err
+	}
+	for _, o := range objs {
+		ref := o.Ref()
+		u := &unstructured.Unstructured{Object: o.marked(own)}
+		_, err := w.dynamic.Resource(kindGVR[o.Kind]).Namespace(ref.Namespace).Apply(ctx, o.Name, u,
 			metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 		if err != nil {
 			if apierrors.IsNotFound(err) {
@@ -82,23 +88,6 @@ func (w *Writer) Apply(ctx context.Context, objs []Object) error {
 		}
 	}
 	return nil
-}
-
-// Delete deletes the objects; those already gone are fine.
-func (w *Writer) Delete(ctx context.Context, refs []ObjectRef) error {
-	var errs []error
-	for _, ref := range refs {
-		gvr, ok := kindGVR[ref.Kind]
-		if !ok {
-			errs = append(errs, fmt.Errorf("%s %s: not a kind a remote installation writes", ref.Kind, ref.Name))
-			continue
-		}
-		err := w.dynamic.Resource(gvr).Namespace(ref.Namespace).Delete(ctx, ref.Name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, w.callError(err, fmt.Sprintf("deleting %s %s/%s", ref.Kind, ref.Namespace, ref.Name)))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // Live reads the objects as they are now, each cut down to the fields its
@@ -264,8 +253,8 @@ var ErrDeleteFailed = errors.New("the installation could not be deleted on the L
 // reports DeleteFailed, or ctx ends first, it returns the tree still
 // there (ErrDeleteFailed or ctx's error). An Installation that failed to
 // delete before is given another reconcile, which retries the deletion.
-func (w *Writer) Uninstall(ctx context.Context, namespace, name string) (*Tree, error) {
-	return w.remove(ctx, namespace, name, false)
+func (w *Writer) Uninstall(ctx context.Context, own Owner, namespace, name string) (*Tree, error) {
+	return w.remove(ctx, own, namespace, name, false)
 }
 
 // Release removes the Installation and the tree below it from Landscaper
@@ -273,24 +262,31 @@ func (w *Writer) Uninstall(ctx context.Context, namespace, name string) (*Tree, 
 // delete-without-uninstall): returning the installation to the provider
 // in-process. It returns what the provider's deployers need to take the
 // installed objects and releases over, read before anything was removed.
-func (w *Writer) Release(ctx context.Context, namespace, name string) (*Installation, error) {
+func (w *Writer) Release(ctx context.Context, own Owner, namespace, name string) (*Installation, error) {
 	inst, err := w.Read(ctx, namespace, name)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.remove(ctx, namespace, name, true); err != nil {
+	if _, err := w.remove(ctx, own, namespace, name, true); err != nil {
 		return nil, err
 	}
 	return inst, nil
 }
 
-func (w *Writer) remove(ctx context.Context, namespace, name string, keepInstalled bool) (*Tree, error) {
-	var inst lsInstallation
-	err := w.get(ctx, installationsGVR, namespace, name, "", &inst)
-	if errors.Is(err, ErrNotFound) {
+func (w *Writer) remove(ctx context.Context, own Owner, namespace, name string, keepInstalled bool) (*Tree, error) {
+	u, err := w.dynamic.Resource(installationsGVR).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
+		return nil, w.callError(err, fmt.Sprintf("reading Installation %s/%s", namespace, name))
+	}
+	ref := ObjectRef{APIVersion: GroupVersion.String(), Kind: KindInstallation, Namespace: namespace, Name: name}
+	if why := foreign(u, own); why != "" {
+		return nil, &NotOwnedError{Objects: []string{describe(ref, why)}}
+	}
+	var inst lsInstallation
+	if err := decode(u.Object, &inst, "Installation "+namespace+"/"+name); err != nil {
 		return nil, err
 	}
 	res := w.dynamic.Resource(installationsGVR).Namespace(namespace)
@@ -438,6 +434,8 @@ type Tree struct {
 	JobIDFinished string
 	LastError     *Error
 	Deleting      bool
+	// Owner is the Installation's OwnerAnnotation: who wrote it.
+	Owner string
 	// Installations by path: "" the root, "a" its sub-installation a,
 	// "a/b" one level deeper.
 	Installations map[string]TreeNode
@@ -473,7 +471,7 @@ func (w *Writer) treeOf(ctx context.Context, inst *lsInstallation) (*Tree, error
 	}
 	st := inst.Status
 	t := &Tree{Phase: st.Phase, JobID: st.JobID, JobIDFinished: st.JobIDFinished, LastError: st.LastError.plain(),
-		Deleting: inst.DeletionTimestamp != nil, Installations: map[string]TreeNode{"": {Object: inst.Name, Phase: st.Phase, LastError: st.LastError.plain()}}}
+		Deleting: inst.DeletionTimestamp != nil, Owner: inst.Annotations[OwnerAnnotation], Installations: map[string]TreeNode{"": {Object: inst.Name, Phase: st.Phase, LastError: st.LastError.plain()}}}
 	var walk func(prefix string, subs map[string]*Subinstallation)
 	walk = func(prefix string, subs map[string]*Subinstallation) {
 		for _, n := range slices.Sorted(maps.Keys(subs)) {

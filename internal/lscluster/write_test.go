@@ -36,6 +36,7 @@ type remote struct {
 	d  dynamic.Interface
 	// kubeconfig is Landscaper's own cluster, the target of every item.
 	kubeconfig string
+	own        Owner
 }
 
 var remoteSeq atomic.Int64
@@ -56,7 +57,8 @@ func newRemote(t *testing.T) *remote {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &remote{t: t, ns: fmt.Sprintf("remote-%d", remoteSeq.Add(1)), w: w, d: d, kubeconfig: env.Kubeconfig()}
+	r := &remote{t: t, ns: fmt.Sprintf("remote-%d", remoteSeq.Add(1)), w: w, d: d, kubeconfig: env.Kubeconfig(),
+		own: Owner{ID: NewOwnerID(), Installation: "hello"}}
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": r.ns}}}
 	if _, err := d.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -142,7 +144,7 @@ func (r *remote) run(s Spec) *Tree {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	if err := r.w.Apply(r.t.Context(), objs); err != nil {
+	if err := r.w.Apply(r.t.Context(), r.own, objs); err != nil {
 		r.t.Fatal(err)
 	}
 	before, err := r.w.Reconcile(r.t.Context(), s.Namespace, s.Name)
@@ -241,7 +243,7 @@ func TestWriterRunsAnInstallationOnLandscaper(t *testing.T) {
 		t.Errorf("the ConfigMap the update no longer renders is still there")
 	}
 
-	tree, err = r.w.Uninstall(t.Context(), r.ns, "hello")
+	tree, err = r.w.Uninstall(t.Context(), r.own, r.ns, "hello")
 	if err != nil || tree != nil {
 		t.Fatalf("Uninstall: %v, %+v", err, tree)
 	}
@@ -252,7 +254,7 @@ func TestWriterRunsAnInstallationOnLandscaper(t *testing.T) {
 	for i, o := range objs {
 		refs[i] = o.Ref()
 	}
-	if err := r.w.Delete(t.Context(), refs); err != nil {
+	if notOwned, err := r.w.Delete(t.Context(), r.own, refs); err != nil || notOwned != nil {
 		t.Fatal(err)
 	}
 	if live, err := r.w.Live(t.Context(), objs); err != nil || len(live) > 0 {
@@ -279,7 +281,7 @@ func TestWriterReportsFailedDeployItems(t *testing.T) {
 		t.Fatalf("deploy item hello: %+v", di)
 	}
 	t.Logf("error: %+v", *di.LastError)
-	if _, err := r.w.Uninstall(t.Context(), r.ns, "hello"); err != nil {
+	if _, err := r.w.Uninstall(t.Context(), r.own, r.ns, "hello"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -297,7 +299,7 @@ func TestWriterReleaseKeepsWhatWasInstalled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst, err := r.w.Release(t.Context(), r.ns, "hello")
+	inst, err := r.w.Release(t.Context(), r.own, r.ns, "hello")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,10 @@ const (
 type remoteState struct {
 	Target    string `json:"target"`
 	Namespace string `json:"namespace"`
+	// Owner is the resource's identity on the Landscaper cluster
+	// (lscluster.Owner): what it wrote carries it, and nothing else is
+	// overwritten or deleted. It is made when the resource first writes.
+	Owner string `json:"owner,omitempty"`
 	// Objects are the records (lscluster.Object.Record) of the objects
 	// written, in the order written: what a refresh compares the cluster
 	// with, and what destroy deletes. A record keeps no secret.
@@ -492,7 +496,11 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 			"The installation's objects are on the cluster of provider target %q; moving to %q replaces the resource.", prev.Target, target))
 		return r.failed(ps)
 	}
-	rs := &remoteState{Target: target, Namespace: ns, Trigger: trigger}
+	rs := &remoteState{Target: target, Namespace: ns, Trigger: trigger, Owner: lscluster.NewOwnerID()}
+	if prev != nil && prev.Owner != "" {
+		rs.Owner = prev.Owner
+	}
+	own := rs.owner(name)
 	for _, o := range run.objs {
 		rs.Objects = append(rs.Objects, o.Record())
 	}
@@ -501,8 +509,12 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 		changed, onlyTargetSecrets := prev.changedObjects(run.objs)
 		rotationOnly = len(changed) == 0 || onlyTargetSecrets
 	}
-	if err := w.Apply(ctx, run.objs); err != nil {
+	if err := w.Apply(ctx, own, run.objs); err != nil {
 		ps.add(attrPath(attrLandscaperCluster), "Cannot write to the Landscaper cluster", run.mask(err.Error()))
+		if _, notOwned := errors.AsType[*lscluster.NotOwnedError](err); notOwned {
+			// Nothing was written.
+			return r.failed(ps)
+		}
 		// What was written so far is destroyed with the resource.
 		rs.Objects = append(rs.Objects, staleObjects(prev, rs)...)
 		return x.remoteState(f, run, r.saved.Status, nil, rs, ps)
@@ -516,7 +528,12 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 		}
 	}
 	if stale := staleObjects(prev, rs); len(stale) > 0 {
-		if err := w.Delete(ctx, refsOf(stale)); err != nil {
+		notOwned, err := w.Delete(ctx, own, refsOf(stale))
+		if notOwned != nil {
+			// Another owner wrote them since: theirs now, and forgotten.
+			ps.warn(attrPath(attrLandscaperCluster), "Objects no longer written are not this resource's", run.mask(notOwned.Error()))
+		}
+		if err != nil {
 			ps.warn(attrPath(attrLandscaperCluster), "Cannot delete objects no longer written", run.mask(err.Error()))
 			rs.Objects = append(rs.Objects, stale...)
 		}
@@ -620,6 +637,11 @@ func staleObjects(prev, rs *remoteState) []lscluster.Object {
 		}
 	}
 	return out
+}
+
+// owner is who the resource of installation name writes as.
+func (rs *remoteState) owner(name string) lscluster.Owner {
+	return lscluster.Owner{ID: rs.Owner, Installation: name}
 }
 
 func refsOf(objs []lscluster.Object) []lscluster.ObjectRef {
@@ -756,6 +778,14 @@ func (x *installations) readRemote(ctx context.Context, state tftypes.Value, sav
 		ps.warn(attrPath(attrLandscaperCluster), "Cannot read the Landscaper installation", err.Error())
 		return state, nil, ps.masked(sec.Text)
 	}
+	if tree != nil && tree.Owner != rs.Owner {
+		// Deleted, and written again by another owner: not this
+		// resource's, which the next apply refuses to overwrite.
+		ps.warn(nil, "Installation deleted outside Terraform", fmt.Sprintf("The Installation %s/%s on the Landscaper "+
+			"cluster is no longer the one this resource wrote: another Terraform resource or a Landscaper user wrote it "+
+			"(annotation %s %q). The next apply refuses to overwrite it.", rs.Namespace, name, lscluster.OwnerAnnotation, tree.Owner))
+		return tftypes.NewValue(x.t, nil), nil, ps.masked(sec.Text)
+	}
 	if tree == nil {
 		ps.warn(nil, "Installation deleted outside Terraform", fmt.Sprintf("The Installation %s/%s is gone from the "+
 			"Landscaper cluster; the next apply writes it again.", rs.Namespace, name))
@@ -814,7 +844,14 @@ func (x *installations) destroyRemote(r *jobRun[storedInstallation]) (tftypes.Va
 	}
 	name := str(r.f["name"])
 	sec := x.remoteSecrets(r.f)
-	tree, err := w.Uninstall(r.ctx, rs.Namespace, name)
+	own := rs.owner(name)
+	tree, err := w.Uninstall(r.ctx, own, rs.Namespace, name)
+	if notOwned, ok := errors.AsType[*lscluster.NotOwnedError](err); ok {
+		// This resource's Installation is gone already; the one there is
+		// another owner's, and stays.
+		ps.warn(attrPath(attrLandscaperCluster), "The Installation is not this resource's", sec.Text(notOwned.Error()))
+		err = nil
+	}
 	if err != nil {
 		if tree == nil {
 			ps.add(attrPath(attrLandscaperCluster), "Cannot delete the Landscaper installation", sec.Text(err.Error()))
@@ -838,7 +875,11 @@ func (x *installations) destroyRemote(r *jobRun[storedInstallation]) (tftypes.Va
 			rest = append(rest, o)
 		}
 	}
-	if err := w.Delete(r.ctx, refsOf(rest)); err != nil {
+	notOwned, err := w.Delete(r.ctx, own, refsOf(rest))
+	if notOwned != nil {
+		ps.warn(attrPath(attrLandscaperCluster), "Objects left to their owner", sec.Text(notOwned.Error()))
+	}
+	if err != nil {
 		ps.add(attrPath(attrLandscaperCluster), "Cannot delete the objects written to the Landscaper cluster", sec.Text(err.Error()))
 		next := *rs
 		next.Objects = rest

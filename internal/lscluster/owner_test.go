@@ -1,0 +1,161 @@
+//go:build unix
+
+package lscluster
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var testBlueprint = map[string][]byte{"blueprint.yaml": []byte("kind: Blueprint\n")}
+
+// Object names were dot-joined: "app.import" with a registry pull secret
+// and "app" with a sensitive import "registry" both wrote
+// Secret/app.import.registry, and force-applied, each overwrote the
+// other's (the remote review's F1). No two installations of a namespace
+// share an object name now, whatever their names and imports.
+func TestObjectNamesNeverMeetAcrossInstallations(t *testing.T) {
+	specs := []Spec{
+		{Name: "app.import", PullSecrets: map[string]RegistryAuth{"r.example": {Token: "tok-a"}}},
+		{Name: "app", SecretData: map[string]any{"registry": "pw-b", "x--y": 1, "X": 2, "x": 3}},
+		{Name: "app.target", Data: map[string]any{"x": 1}},
+		{Name: "app-import", SecretData: map[string]any{"registry": "pw-c"}},
+		{Name: "app--import", SecretData: map[string]any{"registry": "pw-d"}},
+		{Name: "app", Targets: map[string]Target{"x.0": {Type: "t"}}, TargetMaps: map[string]map[string]Target{"y": {"A": {Type: "t"}}}},
+	}
+	owner := map[string]string{}
+	for _, s := range specs {
+		s.Namespace, s.Files = "ls", testBlueprint
+		objs, err := s.Objects()
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		for _, o := range objs {
+			if !dnsSubdomain.MatchString(o.Name) || len(o.Name) > 253 {
+				t.Errorf("%s of %s is no Kubernetes name", o.Key(), s.Name)
+			}
+			if prev, ok := owner[o.Key()]; ok && prev != s.Name {
+				t.Errorf("installations %q and %q both write %s", prev, s.Name, o.Key())
+			}
+			owner[o.Key()] = s.Name
+		}
+	}
+	for _, c := range []struct{ inst, part, name, want string }{
+		{"app", "import", "password", "app.import.password"},
+		{"app", "target", "fleet.0", "app.target.fleet.0"},
+		{"app", "context", "", "app.context"},
+	} {
+		if got := ObjectName(c.inst, c.part, c.name); got != c.want {
+			t.Errorf("ObjectName(%q, %q, %q) = %q, want the readable %q", c.inst, c.part, c.name, got, c.want)
+		}
+	}
+	if got := ObjectName("app.v1", "import", "My Password"); !strings.HasPrefix(got, "app-v1--") || !strings.Contains(got, ".import.my-password--") {
+		t.Errorf("escaped names read %q", got)
+	}
+}
+
+// Two Terraform resources naming one installation in one namespace, and a
+// Landscaper user's objects of the names the provider would write: what
+// another owner wrote is neither overwritten nor deleted, and the
+// refusal names it (the remote review's F1).
+func TestWriterRefusesWhatAnotherOwnerWrote(t *testing.T) {
+	c := newCluster(t)
+	w, err := NewWriter(restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(greeting string) []Object {
+		s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint, Data: map[string]any{"greeting": greeting},
+			SecretData: map[string]any{"password": "pw-" + greeting}}
+		objs, err := s.Objects()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objs
+	}
+	a := Owner{ID: NewOwnerID(), Installation: "app"}
+	b := Owner{ID: NewOwnerID(), Installation: "app"}
+	objsA := spec("a")
+	if err := w.Apply(t.Context(), a, objsA); err != nil {
+		t.Fatal(err)
+	}
+	greeting := func() any {
+		u, err := c.d.Resource(dataObjectsGVR).Namespace(c.ns).Get(t.Context(), "app.import.greeting", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.Object["data"]
+	}
+
+	err = w.Apply(t.Context(), b, spec("b"))
+	if _, ok := errors.AsType[*NotOwnedError](err); !ok || !strings.Contains(err.Error(), "Installation "+c.ns+"/app (written by another Terraform resource") {
+		t.Fatalf("another resource's apply of the same installation: %v", err)
+	}
+	if got := greeting(); got != "a" {
+		t.Errorf("the refused apply overwrote the DataObject: %v", got)
+	}
+	notOwned, err := w.Delete(t.Context(), b, refsOfObjects(objsA))
+	if err != nil || notOwned == nil || len(notOwned.Objects) != len(objsA) {
+		t.Fatalf("another resource's delete: %v, %v", notOwned, err)
+	}
+	if _, err := w.Uninstall(t.Context(), b, c.ns, "app"); !strings.Contains(fmtErr(err), "Installation "+c.ns+"/app") {
+		t.Errorf("another resource's uninstall: %v", err)
+	}
+	if got := greeting(); got != "a" {
+		t.Errorf("after the refused delete the DataObject holds %v", got)
+	}
+	if live, err := w.Live(t.Context(), objsA); err != nil || len(live) != len(objsA) {
+		t.Errorf("after the refused deletes %d of %d objects are left (%v)", len(live), len(objsA), err)
+	}
+
+	// A Landscaper user's Secret where another installation would write
+	// its sensitive import.
+	c.write("apiVersion: v1\nkind: Secret\nmetadata:\n  name: other.import.password\n  namespace: ${namespace}\nstringData:\n  value: users\n")
+	s := Spec{Namespace: c.ns, Name: "other", Files: testBlueprint, SecretData: map[string]any{"password": "mine"}}
+	objs, err := s.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Apply(t.Context(), Owner{ID: NewOwnerID(), Installation: "other"}, objs)
+	if err == nil || !strings.Contains(err.Error(), "Secret "+c.ns+"/other.import.password (written by no Terraform resource)") {
+		t.Errorf("applying over a Landscaper user's Secret: %v", err)
+	}
+	if _, err := w.dynamic.Resource(installationsGVR).Namespace(c.ns).Get(t.Context(), "other", metav1.GetOptions{}); err == nil {
+		t.Errorf("the refused apply wrote the Installation")
+	}
+
+	// A's Installation deleted outside Terraform: what A wrote for it is
+	// left over, and a resource creating the installation again (A with a
+	// new identity, after its refresh dropped it) writes it.
+	c.remove("Installation", "app")
+	if err := w.Apply(t.Context(), b, spec("b")); err != nil {
+		t.Fatalf("writing an installation again over what its deleted Installation left: %v", err)
+	}
+	if got := greeting(); got != "b" {
+		t.Errorf("DataObject %v after the second write", got)
+	}
+	if notOwned, err := w.Delete(t.Context(), a, refsOfObjects(objsA)); err != nil || notOwned == nil {
+		t.Errorf("A deletes what B now owns: %v %v", notOwned, err)
+	}
+	if notOwned, err := w.Delete(t.Context(), b, refsOfObjects(objsA)); err != nil || notOwned != nil {
+		t.Errorf("B deletes its objects: %v %v", notOwned, err)
+	}
+}
+
+func refsOfObjects(objs []Object) []ObjectRef {
+	out := make([]ObjectRef, len(objs))
+	for i, o := range objs {
+		out[i] = o.Ref()
+	}
+	return out
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
