@@ -151,8 +151,8 @@ func TestRemoteManifestInstallation(t *testing.T) {
 	writeBlueprint(t, other, remoteDeploy)
 	other.Config(remoteConfig(lsNS, appNS, "Hello Other", appConfig))
 	if out, code := other.Run(nil, "apply", "-input=false", "-no-color", "-auto-approve"); code == 0 ||
-		!strings.Contains(out, "refused to overwrite or delete what this resource did not write") ||
-		!strings.Contains(out, "Installation "+lsNS+"/hello (written by another Terraform resource") {
+		!strings.Contains(strings.Join(strings.Fields(out), " "), "refused to overwrite or delete what this resource did not write: "+
+			"Installation "+lsNS+"/hello (written by another Terraform resource") {
 		t.Errorf("another state's apply of the installation: exit %d\n%s", code, out)
 	}
 	if got := dig(k.Get(lstest.GVRs["Installation"], lsNS, "hello").Object, "metadata", "annotations", "terraform-provider-landscaper/owner"); owner == nil || got != owner {

@@ -120,7 +120,11 @@ func (w *Writer) claim(ctx context.Context, own Owner, objs []Object) error {
 		why := foreign(u, own)
 		leftOver := objs[i].Kind != KindInstallation && installationGone &&
 			u.GetAnnotations()[OwnerAnnotation] != "" && u.GetAnnotations()[InstallationAnnotation] == own.Installation
-		if why != "" && !leftOver {
+		switch {
+		case why == "" || leftOver:
+		case objs[i].Kind == KindInstallation:
+			refused = append([]string{describe(objs[i].Ref(), why)}, refused...)
+		default:
 			refused = append(refused, describe(objs[i].Ref(), why))
 		}
 	}
