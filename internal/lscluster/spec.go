@@ -80,7 +80,12 @@ type RegistryAuth struct {
 // templates read. Ref, when set, names the provider's target it came from,
 // so a target export that passes it on can be told back.
 type Target struct {
-	Ref         string
+	Ref string
+	// Location is where the config points, without its credentials (the
+	// server of a kubeconfig: deployer.Registry.TargetLocation), "" when
+	// unknown. Records keep it: a target pointed elsewhere is told from a
+	// rotated credential, which changes only the Secret.
+	Location    string
 	Type        string
 	Config      json.RawMessage
 	Labels      map[string]string
@@ -103,6 +108,28 @@ type Object struct {
 	Name string
 	// Body is the whole object, as the API's JSON.
 	Body map[string]any
+	// Points, on a Target, is what it points at: not written, but kept
+	// in records (see Target.Location).
+	Points *TargetPoints `json:",omitempty"`
+}
+
+// TargetPoints is what a Target points at, without credentials: the
+// provider target it came from and the location of its config.
+type TargetPoints struct {
+	Ref      string `json:",omitempty"`
+	Location string `json:",omitempty"`
+}
+
+// SamePoints tells whether two records of a Target point at the same.
+func SamePoints(a, b Object) bool {
+	var pa, pb TargetPoints
+	if a.Points != nil {
+		pa = *a.Points
+	}
+	if b.Points != nil {
+		pb = *b.Points
+	}
+	return pa == pb
 }
 
 // Key names the object as landscaper_objects does: "<kind>/<name>".
@@ -493,6 +520,7 @@ func (b *builder) target(name string, t Target) error {
 	}
 	b.add(KindTarget, GroupVersion.String(), name, map[string]any{"metadata": meta,
 		"spec": map[string]any{"type": t.Type, "secretRef": map[string]any{"name": name, "key": targetConfigKey}}})
+	b.objs[len(b.objs)-1].Points = &TargetPoints{Ref: t.Ref, Location: t.Location}
 	return nil
 }
 

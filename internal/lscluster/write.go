@@ -2,8 +2,6 @@ package lscluster
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -489,26 +487,54 @@ func (w *Writer) treeOf(ctx context.Context, inst *lsInstallation) (*Tree, error
 func WriterOf(r *Reader) *Writer { return &Writer{Reader: r} }
 
 // Record is what a remote installation keeps of an object it wrote, to
-// tell later whether the object changed: the body, with the data of a
-// Secret replaced by one digest of it, so that no secret is kept.
+// tell later whether the object changed: the body, with every value of a
+// Secret's data MaskedValue. Nothing derived from a secret is kept, not
+// even a digest (a guessable secret is found by hashing guesses): whether
+// a Secret's data changed is asked of the cluster (SecretsChanged).
 func (o Object) Record() Object {
 	if o.Kind != KindSecret {
 		return o
 	}
 	body := maps.Clone(o.Body)
-	if data, ok := body["data"]; ok {
-		raw, _ := json.Marshal(data)
-		sum := sha256.Sum256(append([]byte(o.Name+"\x00"), raw...))
-		body["data"] = "sha256:" + hex.EncodeToString(sum[:])
+	if data, ok := body["data"].(map[string]any); ok {
+		masked := make(map[string]any, len(data))
+		for k := range data {
+			masked[k] = MaskedValue
+		}
+		body["data"] = masked
 	}
 	return Object{Kind: o.Kind, Name: o.Name, Body: body}
+}
+
+// SecretsChanged returns, sorted, the keys of the Secrets among objs whose
+// data in the cluster is not what they hold, or that are gone.
+func (w *Writer) SecretsChanged(ctx context.Context, objs []Object) ([]string, error) {
+	var secrets []Object
+	for _, o := range objs {
+		if o.Kind == KindSecret {
+			secrets = append(secrets, o)
+		}
+	}
+	live, err := w.Live(ctx, secrets)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, o := range secrets {
+		l, ok := live[o.Key()]
+		if !ok || !Equal(Object{Body: map[string]any{"data": o.Body["data"]}}, Object{Body: map[string]any{"data": l.Body["data"]}}) {
+			out = append(out, o.Key())
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // Drifted returns, sorted, the keys of the recorded objects (Record) that
 // are gone from the cluster or no longer hold what was written.
 func (w *Writer) Drifted(ctx context.Context, recs []Object) ([]string, error) {
-	// A record's Secret data is no object, so the live data is read whole
-	// and recorded alike.
+	// A record's Secret data is masked, so the live data is recorded
+	// alike: SecretsChanged compares it.
 	live, err := w.Live(ctx, recs)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -263,7 +264,7 @@ func (x *installations) renderRemote(ctx context.Context, f map[string]tftypes.V
 		sec.Shadow(ctx, masking.ShadowInput{Blueprint: bp, Imports: imp, Sensitive: sensitiveImports(f), Known: planKnown(p)},
 			plannedSpecs(p, nil))
 	}
-	spec, err := remoteSpec(f, src, bp, imp, pt)
+	spec, err := remoteSpec(f, src, bp, imp, pt, x.deployers.TargetLocation)
 	if err != nil {
 		ps.add(nil, "Cannot hand the installation to Landscaper", sec.Text(err.Error()))
 		return nil, ps
@@ -277,7 +278,11 @@ func (x *installations) renderRemote(ctx context.Context, f map[string]tftypes.V
 }
 
 // remoteSpec is what the Landscaper cluster is handed.
-func remoteSpec(f map[string]tftypes.Value, src render.Source, bp installation.Blueprint, imp installation.Imports, pt *providerTargets) (lscluster.Spec, error) {
+// locate says where a target of a type and config points (see
+// lscluster.Target.Location).
+func remoteSpec(f map[string]tftypes.Value, src render.Source, bp installation.Blueprint, imp installation.Imports, pt *providerTargets,
+	locate func(typ string, config json.RawMessage) string,
+) (lscluster.Spec, error) {
 	_, ns, _, _ := remoteCluster(f)
 	s := lscluster.Spec{Namespace: ns, Name: str(f["name"])}
 	if c := src.Component; c != nil {
@@ -305,14 +310,9 @@ func remoteSpec(f map[string]tftypes.Value, src render.Source, bp installation.B
 	s.SecretData, _ = secret.(map[string]any)
 	var err error
 	target := func(t *deployer.Target) lscluster.Target {
-		out := lscluster.Target{Ref: t.Ref, Type: t.Type, Config: t.Config, Labels: t.Labels, Annotations: t.Annotations}
-		if t.Ref != "" {
-			resolved, ok := pt.resolve(t.Ref)
-			if !ok {
-				err = fmt.Errorf("provider target %q is not defined", t.Ref)
-				return out
-			}
-			out.Type, out.Config = resolved.Type, resolved.Config
+		out, terr := remoteTarget(t, pt, locate)
+		if terr != nil {
+			err = terr
 		}
 		return out
 	}
@@ -344,6 +344,21 @@ func remoteSpec(f map[string]tftypes.Value, src render.Source, bp installation.B
 	return s, err
 }
 
+// remoteTarget is a target import as the Landscaper cluster is handed it:
+// a provider target's type and config resolved, and where it points.
+func remoteTarget(t *deployer.Target, pt *providerTargets, locate func(string, json.RawMessage) string) (lscluster.Target, error) {
+	out := lscluster.Target{Ref: t.Ref, Type: t.Type, Config: t.Config, Labels: t.Labels, Annotations: t.Annotations}
+	if t.Ref != "" {
+		resolved, ok := pt.resolve(t.Ref)
+		if !ok {
+			return out, fmt.Errorf("provider target %q is not defined", t.Ref)
+		}
+		out.Type, out.Config = resolved.Type, resolved.Config
+	}
+	out.Location = locate(out.Type, out.Config)
+	return out, nil
+}
+
 // objectsValue is landscaper_objects: every object masked (Secrets' data
 // by lscluster, any other secret value by the tree's masking); the
 // objects named in unknown are known only after the apply.
@@ -360,10 +375,13 @@ func (x *installations) objectsValue(objs []lscluster.Object, sec *masking.Tree,
 }
 
 // changedObjects are the keys of the objects whose record differs from
-// what rs wrote, or that it did not write, or that drifted since; and
-// whether all of them are Secrets holding target configs, which a
-// rotated credential changes without any job to run.
-func (rs *remoteState) changedObjects(objs []lscluster.Object) (keys []string, onlyTargetSecrets bool) {
+// what rs wrote, or that it did not write, or that drifted since, and the
+// Secrets in secretsChanged (whose data the cluster holds differently:
+// records keep none); and whether all of them are Secrets holding target
+// configs, which a rotated credential changes without any job to run. A
+// Target pointed elsewhere (another provider target or server) changed,
+// though only its Secret is written differently.
+func (rs *remoteState) changedObjects(objs []lscluster.Object, secretsChanged []string) (keys []string, onlyTargetSecrets bool) {
 	before := map[string]lscluster.Object{}
 	for _, o := range rs.Objects {
 		before[o.Key()] = o
@@ -374,7 +392,8 @@ func (rs *remoteState) changedObjects(objs []lscluster.Object) (keys []string, o
 	targetSecrets := lscluster.TargetSecrets(objs)
 	for _, o := range objs {
 		b, ok := before[o.Key()]
-		if ok && lscluster.Equal(b, o.Record()) && !slices.Contains(rs.Drifted, o.Key()) {
+		if ok && lscluster.Equal(b, o.Record()) && lscluster.SamePoints(b, o) && !slices.Contains(rs.Drifted, o.Key()) &&
+			!slices.Contains(secretsChanged, o.Key()) {
 			continue
 		}
 		keys = append(keys, o.Key())
@@ -428,8 +447,14 @@ func (x *installations) planRemote(ctx context.Context, f, pf map[string]tftypes
 		return tftypes.NewValue(x.t, f), replace, ps
 	}
 	objects := func(unknownKeys []string) { f[attrLandscaperObjects] = x.objectsValue(run.objs, run.sec, unknownKeys) }
+	var secretsChanged []string
+	if saved.Remote != nil && len(replace) == 0 {
+		var sps problems
+		secretsChanged, sps = x.secretsChanged(ctx, target, run)
+		ps = append(ps, sps...)
+	}
 	if rs := saved.Remote; rs != nil && len(replace) == 0 && saved.Status.Succeeded() && rs.Trigger == triggerOf(f) {
-		changed, onlyTargetSecrets := rs.changedObjects(run.objs)
+		changed, onlyTargetSecrets := rs.changedObjects(run.objs, secretsChanged)
 		if len(changed) == 0 || onlyTargetSecrets {
 			// Nothing for Landscaper to run: what was computed stays, and
 			// a rotated credential shows as its Secret alone.
@@ -444,7 +469,7 @@ func (x *installations) planRemote(ctx context.Context, f, pf map[string]tftypes
 	}
 	var changed []string
 	if saved.Remote != nil {
-		changed, _ = saved.Remote.changedObjects(run.objs)
+		changed, _ = saved.Remote.changedObjects(run.objs, secretsChanged)
 	}
 	objects(slices.DeleteFunc(changed, func(k string) bool { return !strings.HasPrefix(k, lscluster.KindSecret+"/") }))
 	f[attrDeployItems] = plannedItems(x.t.AttributeTypes[attrDeployItems], run.plan, nil, run.sec)
@@ -454,6 +479,30 @@ func (x *installations) planRemote(ctx context.Context, f, pf map[string]tftypes
 	ps = append(ps, previewProblems...)
 	unknown("status", "exports", attrSensitiveExports, "target_exports")
 	return tftypes.NewValue(x.t, f), replace, ps.masked(run.sec.Text)
+}
+
+// secretsChanged are the keys of run's Secrets whose data on the Landscaper
+// cluster is not what run writes; every Secret of run when the cluster
+// cannot be read (the apply then writes them, and finds out).
+func (x *installations) secretsChanged(ctx context.Context, target string, run *remoteRun) ([]string, problems) {
+	var all []string
+	for _, o := range run.objs {
+		if o.Kind == lscluster.KindSecret {
+			all = append(all, o.Key())
+		}
+	}
+	w, _ := x.landscaperWriter(target)
+	if w == nil {
+		return all, nil
+	}
+	changed, err := w.SecretsChanged(ctx, run.objs)
+	if err != nil {
+		var ps problems
+		ps.warn(attrPath(attrLandscaperCluster), "Cannot read the Secrets written to the Landscaper cluster",
+			run.mask(err.Error())+"; they are taken as changed.")
+		return all, ps
+	}
+	return changed, nil
 }
 
 // landscaperWriter writes to the Landscaper resource cluster of the
@@ -506,7 +555,9 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 	}
 	rotationOnly := false
 	if prev != nil && r.saved.Status.Succeeded() && prev.Trigger == trigger {
-		changed, onlyTargetSecrets := prev.changedObjects(run.objs)
+		secretsChanged, sps := x.secretsChanged(ctx, target, run)
+		ps = append(ps, sps...)
+		changed, onlyTargetSecrets := prev.changedObjects(run.objs, secretsChanged)
 		rotationOnly = len(changed) == 0 || onlyTargetSecrets
 	}
 	if err := w.Apply(ctx, own, run.objs); err != nil {

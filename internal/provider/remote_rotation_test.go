@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -10,9 +11,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
 func reviewObjects(t *testing.T, ns string, secret map[string]any) []lscluster.Object {
@@ -40,7 +43,8 @@ func reviewRecords(objs []lscluster.Object) *remoteState {
 // the one a Target of its name refers to.
 func TestSensitiveImportChangeIsNoRotation(t *testing.T) {
 	prev := reviewRecords(reviewObjects(t, "ls", map[string]any{"db.target.password": "old"}))
-	changed, rotation := prev.changedObjects(reviewObjects(t, "ls", map[string]any{"db.target.password": "new"}))
+	changed, rotation := prev.changedObjects(reviewObjects(t, "ls", map[string]any{"db.target.password": "new"}),
+		[]string{"Secret/app.import.db.target.password"})
 	if rotation {
 		t.Errorf("a changed sensitive import %v is planned as a credential rotation: no job runs", changed)
 	}
@@ -99,5 +103,59 @@ func TestRemotePlanReplacesOnUnknownCluster(t *testing.T) {
 				t.Errorf("replace %v, want landscaper_cluster replaced: %v", replace, c.replace)
 			}
 		})
+	}
+}
+
+// A target import pointed at another cluster (another provider target, or
+// an inline config with another server) changes only the target's
+// Secret, and was planned as a credential rotation: nothing ran, and
+// Landscaper's next reconcile deployed to the new cluster unseen (the
+// remote review's F4). Only a new credential for the same target and
+// server is a rotation.
+func TestRetargetIsNoRotation(t *testing.T) {
+	objs := func(ref, location, token string) []lscluster.Object {
+		s := lscluster.Spec{Namespace: "ls", Name: "app", Files: map[string][]byte{"blueprint.yaml": []byte("kind: Blueprint\n")},
+			Targets: map[string]lscluster.Target{"cluster": {Ref: ref, Location: location, Type: "landscaper.gardener.cloud/kubernetes-cluster",
+				Config: []byte(`{"kubeconfig":"token: ` + token + `"}`)}}}
+		o, err := s.Objects()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	prev := reviewRecords(objs("prod", "https://cluster-a", "tok-1"))
+	secret := []string{"Secret/app.target.cluster"}
+	for _, c := range []struct {
+		name           string
+		ref, location  string
+		wantRotation   bool
+		wantTargetSeen bool
+	}{
+		{"new token", "prod", "https://cluster-a", true, false},
+		{"another server", "prod", "https://cluster-b", false, true},
+		{"another provider target", "staging", "https://cluster-a", false, true},
+		{"inline config with another server", "", "https://cluster-b", false, true},
+	} {
+		changed, rotation := prev.changedObjects(objs(c.ref, c.location, "tok-2"), secret)
+		if rotation != c.wantRotation || slices.Contains(changed, "Target/app.target.cluster") != c.wantTargetSeen {
+			t.Errorf("%s: changed %v, rotation %v; want rotation %v", c.name, changed, rotation, c.wantRotation)
+		}
+	}
+}
+
+// The remote spec's targets say where they point, for the records: an
+// inline kubeconfig's server, as the provider's locator reads it.
+func TestRemoteSpecLocatesTargets(t *testing.T) {
+	x := &installations{deployers: deployer.NewRegistry()}
+	x.deployers.RegisterTargetLocator(target.KubernetesClusterType, target.KubernetesClusterLocation)
+	kubeconfig := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://cluster-b.example'}\n" +
+		"contexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: tok}\n"
+	cfg, _ := json.Marshal(map[string]string{"kubeconfig": kubeconfig})
+	got, err := remoteTarget(&deployer.Target{Type: target.KubernetesClusterType, Config: cfg}, nil, x.deployers.TargetLocation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Location != "https://cluster-b.example" {
+		t.Errorf("an inline target's location is %q", got.Location)
 	}
 }
