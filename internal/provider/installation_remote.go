@@ -53,6 +53,12 @@ type remoteState struct {
 	Trigger string `json:"trigger,omitempty"`
 	// Drifted names the objects the last refresh found changed or gone.
 	Drifted []string `json:"drifted,omitempty"`
+	// Unreconciled says the last apply may have written objects without
+	// starting Landscaper's job for them (a write or the reconcile
+	// annotation failed, the apply was cut short): the records and the
+	// status then agree with a configuration Landscaper never ran, so
+	// the next plan must plan an update rather than nothing.
+	Unreconciled bool `json:"unreconciled,omitempty"`
 }
 
 // remoteCluster reads landscaper_cluster; set is false in-process, known
@@ -453,7 +459,11 @@ func (x *installations) planRemote(ctx context.Context, f, pf map[string]tftypes
 		secretsChanged, sps = x.secretsChanged(ctx, target, run)
 		ps = append(ps, sps...)
 	}
-	if rs := saved.Remote; rs != nil && len(replace) == 0 && saved.Status.Succeeded() && rs.Trigger == triggerOf(f) {
+	if rs := saved.Remote; rs != nil && rs.Unreconciled {
+		ps.warn(attrPath(attrLandscaperCluster), "Landscaper has not run the last apply",
+			"The last apply wrote objects to the Landscaper cluster but did not start Landscaper's job for them; this apply starts it.")
+	}
+	if rs := saved.Remote; rs != nil && !rs.Unreconciled && len(replace) == 0 && saved.Status.Succeeded() && rs.Trigger == triggerOf(f) {
 		changed, onlyTargetSecrets := rs.changedObjects(run.objs, secretsChanged)
 		if len(changed) == 0 || onlyTargetSecrets {
 			// Nothing for Landscaper to run: what was computed stays, and
@@ -554,7 +564,7 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 		rs.Objects = append(rs.Objects, o.Record())
 	}
 	rotationOnly := false
-	if prev != nil && r.saved.Status.Succeeded() && prev.Trigger == trigger {
+	if prev != nil && !prev.Unreconciled && r.saved.Status.Succeeded() && prev.Trigger == trigger {
 		secretsChanged, sps := x.secretsChanged(ctx, target, run)
 		ps = append(ps, sps...)
 		changed, onlyTargetSecrets := prev.changedObjects(run.objs, secretsChanged)
@@ -568,6 +578,7 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 		}
 		// What was written so far is destroyed with the resource.
 		rs.Objects = append(rs.Objects, staleObjects(prev, rs)...)
+		rs.Unreconciled = true
 		return x.remoteState(f, run, r.saved.Status, nil, rs, ps)
 	}
 	st := r.saved.Status
@@ -576,6 +587,10 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 		var err error
 		if st, tree, err = x.runRemote(ctx, w, run, ns, name, st); err != nil {
 			ps.add(attrPath(attrLandscaperCluster), "Landscaper did not finish the installation", run.mask(err.Error()))
+			// Without a tree read, a job for what was written may never
+			// have started; with one, Landscaper goes on with it, and a
+			// refresh reads where it got to.
+			rs.Unreconciled = tree == nil
 		}
 	}
 	if stale := staleObjects(prev, rs); len(stale) > 0 {
