@@ -53,8 +53,10 @@ func (e *NotOwnedError) Error() string {
 		"(ID <provider target>/<namespace>/<installation>)", strings.Join(e.Objects, "; "))
 }
 
-// marked is the object's body with the owner's annotations.
-func (o Object) marked(own Owner) map[string]any {
+// marked is the object's body with the owner's annotations, and the
+// resourceVersion claim read, if any: server-side apply then writes only
+// the object claim saw (a Conflict if another owner wrote it since).
+func (o Object) marked(own Owner, resourceVersion string) map[string]any {
 	body := maps.Clone(o.Body)
 	meta, _ := body["metadata"].(map[string]any)
 	meta = maps.Clone(meta)
@@ -64,6 +66,9 @@ func (o Object) marked(own Owner) map[string]any {
 	}
 	ann[OwnerAnnotation], ann[InstallationAnnotation] = own.ID, own.Installation
 	meta["annotations"] = ann
+	if resourceVersion != "" {
+		meta["resourceVersion"] = resourceVersion
+	}
 	body["metadata"] = meta
 	return body
 }
@@ -88,13 +93,14 @@ func describe(ref ObjectRef, why string) string {
 }
 
 // claim reads the objects and refuses, before anything is written, those
-// another owner wrote. What an installation of this name wrote before its
+// another owner wrote; it returns the resourceVersions of those that
+// exist, by Key. What an installation of this name wrote before its
 // Installation was deleted outside Terraform is own's to write again:
 // the Installation is gone, so no one runs it (a resource whose
 // Installation was deleted plans a create, with a new ID).
-func (w *Writer) claim(ctx context.Context, own Owner, objs []Object) error {
+func (w *Writer) claim(ctx context.Context, own Owner, objs []Object) (map[string]string, error) {
 	if own.ID == "" || own.Installation == "" {
-		return errors.New("no owner to write the objects as")
+		return nil, errors.New("no owner to write the objects as")
 	}
 	live := make([]*unstructured.Unstructured, len(objs))
 	installationGone := true
@@ -105,7 +111,7 @@ func (w *Writer) claim(ctx context.Context, own Owner, objs []Object) error {
 		case apierrors.IsNotFound(err):
 			continue
 		case err != nil:
-			return w.callError(err, fmt.Sprintf("reading %s %s/%s", o.Kind, ref.Namespace, o.Name))
+			return nil, w.callError(err, fmt.Sprintf("reading %s %s/%s", o.Kind, ref.Namespace, o.Name))
 		}
 		live[i] = u
 		if o.Kind == KindInstallation {
@@ -113,10 +119,12 @@ func (w *Writer) claim(ctx context.Context, own Owner, objs []Object) error {
 		}
 	}
 	var refused []string
+	versions := map[string]string{}
 	for i, u := range live {
 		if u == nil {
 			continue
 		}
+		versions[objs[i].Key()] = u.GetResourceVersion()
 		why := foreign(u, own)
 		leftOver := objs[i].Kind != KindInstallation && installationGone &&
 			u.GetAnnotations()[OwnerAnnotation] != "" && u.GetAnnotations()[InstallationAnnotation] == own.Installation
@@ -129,9 +137,9 @@ func (w *Writer) claim(ctx context.Context, own Owner, objs []Object) error {
 		}
 	}
 	if len(refused) > 0 {
-		return &NotOwnedError{Objects: refused}
+		return nil, &NotOwnedError{Objects: refused}
 	}
-	return nil
+	return versions, nil
 }
 
 // Delete deletes the objects own wrote; those already gone are fine.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 var testBlueprint = map[string][]byte{"blueprint.yaml": []byte("kind: Blueprint\n")}
@@ -158,4 +159,70 @@ func fmtErr(err error) string {
 		return "<nil>"
 	}
 	return err.Error()
+}
+
+// An object another owner writes between Apply's reads and its writes is
+// not overwritten: server-side apply writes only the version read
+// (second remote review, remark a), and a deletion of the Installation
+// only the one read (remark c).
+func TestWriterWritesOnlyWhatItRead(t *testing.T) {
+	c := newCluster(t)
+	w, err := NewWriter(restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := Owner{ID: NewOwnerID(), Installation: "app"}
+	s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint, Data: map[string]any{"greeting": "a"}}
+	objs, err := s.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(t.Context(), own, objs); err != nil {
+		t.Fatal(err)
+	}
+	w.afterClaim = func() {
+		patch := `{"metadata":{"annotations":{"` + OwnerAnnotation + `":"someone-else"}},"data":"theirs"}`
+		if _, err := c.d.Resource(dataObjectsGVR).Namespace(c.ns).Patch(t.Context(), "app.import.greeting", types.MergePatchType,
+			[]byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Data["greeting"] = "b"
+	objs, _ = s.Objects()
+	if err := w.Apply(t.Context(), own, objs); !strings.Contains(fmtErr(err), "DataObject "+c.ns+"/app.import.greeting (written by another Terraform resource") {
+		t.Errorf("writing over an object another owner wrote meanwhile: %v", err)
+	}
+	u, err := c.d.Resource(dataObjectsGVR).Namespace(c.ns).Get(t.Context(), "app.import.greeting", metav1.GetOptions{})
+	if err != nil || u.Object["data"] != "theirs" || u.GetAnnotations()[OwnerAnnotation] != "someone-else" {
+		t.Errorf("the other owner's DataObject became %v (%v)", u, err)
+	}
+}
+
+// A change that leaves the owner (Landscaper updating the Installation's
+// status as it runs) between the reads and the writes is read again and
+// written over, not an error.
+func TestWriterRetriesWhatChangedAndIsStillOwn(t *testing.T) {
+	c := newCluster(t)
+	w, err := NewWriter(restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := Owner{ID: NewOwnerID(), Installation: "app"}
+	s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint, Data: map[string]any{"greeting": "a"}}
+	objs, err := s.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(t.Context(), own, objs); err != nil {
+		t.Fatal(err)
+	}
+	w.afterClaim = func() {
+		if _, err := c.d.Resource(installationsGVR).Namespace(c.ns).Patch(t.Context(), "app", types.MergePatchType,
+			[]byte(`{"metadata":{"labels":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Apply(t.Context(), own, objs); err != nil {
+		t.Errorf("an Installation touched meanwhile, still this owner's: %v", err)
+	}
 }

@@ -32,6 +32,8 @@ type Writer struct {
 	// Poll is how often a wait looks at the Installation; zero means
 	// every half second.
 	Poll time.Duration
+	// afterClaim, in tests, runs between Apply's reads and its writes.
+	afterClaim func()
 }
 
 // NewWriter returns a writer of the cluster the config points to. It does
@@ -70,17 +72,43 @@ func (w *Writer) Apply(ctx context.Context, own Owner, objs []Object) error {
 			return fmt.Errorf("%s: not a kind a remote installation writes", o.Key())
 		}
 	}
-	if err := w.claim(ctx, own, objs); err != nil {
+	versions, err := w.claim(ctx, own, objs)
+	if err != nil {
 		return err
+	}
+	if w.afterClaim != nil {
+		w.afterClaim()
 	}
 	for _, o := range objs {
 		ref := o.Ref()
-		u := &unstructured.Unstructured{Object: o.marked(own)}
-		_, err := w.dynamic.Resource(kindGVR[o.Kind]).Namespace(ref.Namespace).Apply(ctx, o.Name, u,
-			metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		res := w.dynamic.Resource(kindGVR[o.Kind]).Namespace(ref.Namespace)
+		rv := versions[o.Key()]
+		var err error
+		// Landscaper's controllers update the Installation's status as
+		// they go, so a version read may be stale by the write: read
+		// again, and write what is still own's.
+		for attempt := 0; ; attempt++ {
+			u := &unstructured.Unstructured{Object: o.marked(own, rv)}
+			_, err = res.Apply(ctx, o.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+			if !apierrors.IsConflict(err) || rv == "" || attempt == 4 {
+				break
+			}
+			live, gerr := res.Get(ctx, o.Name, metav1.GetOptions{})
+			if gerr != nil {
+				break
+			}
+			if why := foreign(live, own); why != "" {
+				return &NotOwnedError{Objects: []string{describe(ref, why)}}
+			}
+			rv = live.GetResourceVersion()
+		}
 		if err != nil {
 			if apierrors.IsNotFound(err) {
 				return fmt.Errorf("writing %s %s/%s: %w (does the namespace %s exist?)", o.Kind, ref.Namespace, o.Name, err, ref.Namespace)
+			}
+			if apierrors.IsConflict(err) {
+				return fmt.Errorf("writing %s %s/%s: it changed since it was read, and is written only as read: %w; "+
+					"apply again", o.Kind, ref.Namespace, o.Name, err)
 			}
 			return w.callError(err, fmt.Sprintf("writing %s %s/%s", o.Kind, ref.Namespace, o.Name))
 		}
@@ -287,9 +315,13 @@ func (w *Writer) remove(ctx context.Context, own Owner, namespace, name string, 
 	if err := decode(u.Object, &inst, "Installation "+namespace+"/"+name); err != nil {
 		return nil, err
 	}
+	uid := u.GetUID()
 	res := w.dynamic.Resource(installationsGVR).Namespace(namespace)
+	// The Installation read is the one annotated and deleted, not one
+	// another owner wrote in between.
 	if keepInstalled {
-		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{deleteWithoutUninstall: "true"}}})
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": u.GetResourceVersion(),
+			"annotations": map[string]any{deleteWithoutUninstall: "true"}}})
 		if _, err := res.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
 			return nil, w.callError(err, fmt.Sprintf("annotating Installation %s/%s to keep what it installed", namespace, name))
 		}
@@ -298,7 +330,7 @@ func (w *Writer) remove(ctx context.Context, own Owner, namespace, name string, 
 		if _, err := w.Reconcile(ctx, namespace, name); err != nil {
 			return nil, err
 		}
-	} else if err := res.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	} else if err := res.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
 		return nil, w.callError(err, fmt.Sprintf("deleting Installation %s/%s", namespace, name))
 	}
 	retried := inst.Status.JobID
