@@ -14,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
@@ -364,24 +362,19 @@ func (k *diffKube) dump(ns string) {
 }
 
 // checkReleases fails the test unless each release in ns is deployed at
-// revision, the revisions before it superseded.
+// revision, the revisions before it superseded; revision 0: unless each is
+// gone, with its history.
 func checkReleases(t *testing.T, k *diffKube, ns string, releases []string, revision int) {
 	t.Helper()
-	rc, err := clientcmd.RESTConfigFromKubeConfig([]byte(k.Kubeconfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, name := range releases {
 		var want []string
 		for r := 1; r < revision; r++ {
 			want = append(want, fmt.Sprintf("%d:superseded", r))
 		}
-		want = append(want, fmt.Sprintf("%d:deployed", revision))
-		got := helmtest.History(t, cs, ns, name)
+		if revision > 0 {
+			want = append(want, fmt.Sprintf("%d:deployed", revision))
+		}
+		got := releaseHistory(t, k, ns, name)
 		slices.Sort(got)
 		if strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Errorf("release %s/%s: history %v, want %v", ns, name, got, want)

@@ -287,14 +287,17 @@ func (w *Writer) Uninstall(ctx context.Context, own Owner, namespace, name strin
 // and leaves what its deploy items installed in place (Landscaper's
 // delete-without-uninstall): returning the installation to the provider
 // in-process. It returns what the provider's deployers need to take the
-// installed objects and releases over, read before anything was removed.
+// installed objects and releases over, read before anything was removed,
+// also when the removal then fails (ctx ended, say): Landscaper may have
+// let go of some deploy items by then, and what they adopt is known only
+// from this read.
 func (w *Writer) Release(ctx context.Context, own Owner, namespace, name string) (*Installation, error) {
 	inst, err := w.Read(ctx, namespace, name)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := w.remove(ctx, own, namespace, name, true); err != nil {
-		return nil, err
+		return inst, err
 	}
 	return inst, nil
 }

@@ -59,7 +59,18 @@ type remoteState struct {
 	// status then agree with a configuration Landscaper never ran, so
 	// the next plan must plan an update rather than nothing.
 	Unreconciled bool `json:"unreconciled,omitempty"`
+	// Input is the installation.InputHash of the last apply: a move back
+	// in-process must run from the same blueprint and imports.
+	Input string `json:"input,omitempty"`
+	// Released is set once a move back in-process has started releasing
+	// the Installation: what each deploy item adopts, read before
+	// Landscaper let go of any.
+	Released map[string]*deployer.Adoption `json:"released,omitempty"`
 }
+
+// entering tells a remote plan or apply of an installation that ran
+// in-process: a move to the Landscaper cluster.
+func entering(saved storedInstallation) bool { return saved.Remote == nil && saved.Status != nil }
 
 // remoteCluster reads landscaper_cluster; set is false in-process, known
 // false while a part of it is unknown.
@@ -132,6 +143,7 @@ type remoteRun struct {
 	spec lscluster.Spec
 	objs []lscluster.Object
 	plan *installation.Plan
+	bp   installation.Blueprint
 	imp  installation.Imports
 	sec  *masking.Tree
 	// credentials are the strings of the provider targets' configs, which
@@ -280,7 +292,7 @@ func (x *installations) renderRemote(ctx context.Context, f map[string]tftypes.V
 		ps.add(nil, "Cannot hand the installation to Landscaper", sec.Text(err.Error()))
 		return nil, ps
 	}
-	return &remoteRun{spec: spec, objs: objs, plan: p, imp: imp, sec: sec, credentials: pt.credentials()}, ps
+	return &remoteRun{spec: spec, objs: objs, plan: p, bp: bp, imp: imp, sec: sec, credentials: pt.credentials()}, ps
 }
 
 // remoteSpec is what the Landscaper cluster is handed.
@@ -425,15 +437,11 @@ func (x *installations) planRemote(ctx context.Context, f, pf map[string]tftypes
 	}
 	ps := validateRemote(f)
 	target, ns, set, known := remoteCluster(f)
-	switch {
-	case !set:
-		ps.add(attrPath(attrLandscaperCluster), "Cannot leave the Landscaper cluster",
-			"This installation runs on a Landscaper cluster; moving it back in-process is not supported yet. "+
-				"Destroy it and create it again in-process, or keep "+attrLandscaperCluster+".")
-	case saved.Remote == nil && saved.Status != nil:
-		ps.add(attrPath(attrLandscaperCluster), "Cannot move to a Landscaper cluster",
-			"This installation ran in-process; handing what it deployed over to a Landscaper cluster is not supported "+
-				"yet. Destroy it and create it again with "+attrLandscaperCluster+", or remove "+attrLandscaperCluster+".")
+	if rs := saved.Remote; rs != nil && rs.Released != nil {
+		ps.add(attrPath(attrLandscaperCluster), "A move back in-process is under way", fmt.Sprintf("The last apply "+
+			"started releasing the Installation %s/%s from Landscaper and did not finish. Remove %s and apply to "+
+			"finish the move; the installation can move to a Landscaper cluster again after that.", rs.Namespace,
+			str(f["name"]), attrLandscaperCluster))
 	}
 	// Another cluster or namespace is another Installation: the old one
 	// is destroyed, not left behind. A landscaper_cluster unknown at plan
@@ -451,6 +459,14 @@ func (x *installations) planRemote(ctx context.Context, f, pf map[string]tftypes
 	if run == nil {
 		unknown(computed...)
 		return tftypes.NewValue(x.t, f), replace, ps
+	}
+	if entering(saved) && len(replace) == 0 {
+		// From in-process (installation_modes.go): Landscaper takes over.
+		if refused := enterProblems(saved.Status, installation.InputHash(run.bp, run.imp)); refused.errors() {
+			unknown(computed...)
+			return tftypes.NewValue(x.t, f), replace, append(ps, refused...).masked(run.sec.Text)
+		}
+		ps = append(ps, enterWarning(saved.Status, target, ns, str(f["name"]))...)
 	}
 	objects := func(unknownKeys []string) { f[attrLandscaperObjects] = x.objectsValue(run.objs, run.sec, unknownKeys) }
 	var secretsChanged []string
@@ -555,7 +571,16 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 			"The installation's objects are on the cluster of provider target %q; moving to %q replaces the resource.", prev.Target, target))
 		return r.failed(ps)
 	}
-	rs := &remoteState{Target: target, Namespace: ns, Trigger: trigger, Owner: lscluster.NewOwnerID()}
+	moving := entering(r.saved)
+	if moving {
+		// Checked again before anything is written: the plan may not have
+		// known the inputs.
+		if refused := enterProblems(r.saved.Status, installation.InputHash(run.bp, run.imp)); refused.errors() {
+			return r.failed(append(ps, refused...))
+		}
+	}
+	rs := &remoteState{Target: target, Namespace: ns, Trigger: trigger, Owner: lscluster.NewOwnerID(),
+		Input: installation.InputHash(run.bp, run.imp)}
 	if prev != nil && prev.Owner != "" {
 		rs.Owner = prev.Owner
 	}
@@ -571,6 +596,11 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 		rotationOnly = len(changed) == 0 || onlyTargetSecrets
 	}
 	if err := w.Apply(ctx, own, run.objs); err != nil {
+		if moving {
+			_, cleanup := w.Delete(ctx, own, refsOf(run.objs))
+			ps.add(attrPath(attrLandscaperCluster), "Cannot write to the Landscaper cluster", run.mask(moveWriteFailed(err, cleanup)))
+			return r.failed(ps)
+		}
 		ps.add(attrPath(attrLandscaperCluster), "Cannot write to the Landscaper cluster", run.mask(err.Error()))
 		if _, notOwned := errors.AsType[*lscluster.NotOwnedError](err); notOwned {
 			// Nothing was written.
@@ -582,6 +612,11 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 		return x.remoteState(f, run, r.saved.Status, nil, rs, ps)
 	}
 	st := r.saved.Status
+	if moving {
+		// The in-process record is forgotten: from now on Landscaper's
+		// tree is the status, unknown until it can be read.
+		st = nil
+	}
 	var tree *lscluster.Tree
 	if !rotationOnly {
 		var err error
@@ -843,6 +878,11 @@ func (x *installations) readRemote(ctx context.Context, state tftypes.Value, sav
 	if err != nil {
 		ps.warn(attrPath(attrLandscaperCluster), "Cannot read the Landscaper installation", err.Error())
 		return state, nil, ps.masked(sec.Text)
+	}
+	if tree == nil && rs.Released != nil {
+		// A move back in-process let go of it; the next apply finishes
+		// the move.
+		return state, nil, ps
 	}
 	if tree != nil && tree.Owner != rs.Owner {
 		// Deleted, and written again by another owner: not this

@@ -272,7 +272,10 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 					"security guide). Blueprints from `path` or `filesystem` travel inline in the Installation; a " +
 					"component must come from a `repository_context` Landscaper can reach (`constructors` and a local " +
 					"`repository` are refused). Not with `rollout`, `verification` or `sensitive_imports_wo`. " +
-					"Changing it replaces the resource.",
+					"Adding it to an installation that ran in-process, or removing it, moves the installation " +
+					"between the modes in place (an update: the deployed objects keep their UIDs, helm releases are " +
+					"upgraded), when its last job succeeded and its blueprint and imports are unchanged; changing " +
+					"its target or namespace replaces the resource.",
 				Optional: true,
 				Attributes: map[string]schema.Attribute{
 					"target": schema.StringAttribute{Required: true, MarkdownDescription: "The provider target (of " +
@@ -695,8 +698,17 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		ps.add(nil, "Corrupt private state", err.Error())
 		return unknownAll(), replace, ps
 	}
-	if _, _, set, _ := remoteCluster(f); set || saved.Remote != nil {
+	if _, _, set, _ := remoteCluster(f); set {
 		return x.planRemote(ctx, f, pf, saved, replace)
+	}
+	var leaving *storedInstallation
+	if saved.Remote != nil {
+		// Back in-process (installation_modes.go): planned as a first run
+		// here, which adopts what Landscaper deployed; a replacement
+		// deletes it on the Landscaper cluster instead.
+		leaving = &storedInstallation{Status: saved.Status, Remote: saved.Remote}
+		saved, priorPrivate = storedInstallation{}, nil
+		f[attrLandscaperObjects] = tftypes.NewValue(x.t.AttributeTypes[attrLandscaperObjects], nil)
 	}
 	src, srcKnown := sourceOf(f)
 	pt := x.targets().assuming(locations(treeTargets(saved.Status)))
@@ -716,6 +728,12 @@ func (x *installations) plan(ctx context.Context, prior, proposed tftypes.Value,
 		return unknownAll(), replace, loadProblems(err)
 	}
 	warnings := componentWarnings(bp)
+	if leaving != nil && !replaceNeeded(replace) {
+		if refused := leaveProblems(leaving.Remote, leaving.Status, installation.InputHash(bp, imp)); refused.errors() {
+			return unknownAll(), replace, append(warnings, refused...)
+		}
+		warnings = append(warnings, leaveWarning(leaving.Remote, leaving.Status, str(f["name"]))...)
+	}
 	sec := secretsOf(f, imp)
 	sec.AddTree(saved.Status)
 	strategy, strategyKnown, _ := strategyOf(f[attrRollout])
@@ -877,10 +895,18 @@ func (x *installations) apply(ctx context.Context, prior, planned tftypes.Value,
 }
 
 func (x *installations) applyTree(r *jobRun[storedInstallation]) (tftypes.Value, []byte, problems) {
-	ctx, f := r.ctx, r.f
-	if _, _, set, _ := remoteCluster(f); set || r.saved.Remote != nil {
+	if _, _, set, _ := remoteCluster(r.f); set {
 		return x.applyRemote(r)
 	}
+	if r.saved.Remote != nil {
+		return x.applyLeaving(r)
+	}
+	return x.applyInProcess(r)
+}
+
+// applyInProcess runs a job of the tree in-process.
+func (x *installations) applyInProcess(r *jobRun[storedInstallation]) (tftypes.Value, []byte, problems) {
+	ctx, f := r.ctx, r.f
 	var ps problems
 	src, srcKnown := sourceOf(f)
 	imp, impKnown, ips := importsOf(f, x.targets())
