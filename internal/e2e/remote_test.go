@@ -230,6 +230,24 @@ func TestRemoteManifestInstallation(t *testing.T) {
 		t.Fatalf("plan after the failure was fixed: exit %d, want 0:\n%s", code, out)
 	}
 
+	// The Installation deleted outside Terraform: the resource stays with
+	// the Secrets it wrote (the second remote review's R5: they were
+	// forgotten, and no destroy deleted them), and the apply writes the
+	// Installation again.
+	if err := k.Resource(lstest.GVRs["Installation"], lsNS).Delete(t.Context(), "hello", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	k.Poll(func() bool { return !k.exists(lstest.GVRs["Installation"], lsNS, "hello") }, func() string { return "Installation still there" })
+	if out, code := w.PlanExitCode(); code != 2 || !strings.Contains(out, "Installation deleted outside Terraform") ||
+		!strings.Contains(out, "will be updated in-place") {
+		t.Fatalf("plan after the Installation was deleted: exit %d, want an update:\n%s", code, out)
+	}
+	w.Apply()
+	k.Get(configMaps, appNS, "hello-again")
+	if out, code := w.PlanExitCode(); code != 0 {
+		t.Fatalf("plan after the Installation was written again: exit %d, want 0:\n%s", code, out)
+	}
+
 	if out, code := w.Run(nil, "destroy", "-input=false", "-no-color", "-auto-approve"); code != 0 {
 		t.Fatalf("terraform destroy exited %d:\n%s", code, out)
 	}

@@ -893,9 +893,31 @@ func (x *installations) readRemote(ctx context.Context, state tftypes.Value, sav
 		return tftypes.NewValue(x.t, nil), nil, ps.masked(sec.Text)
 	}
 	if tree == nil {
+		// The objects it stood on (Secrets with credentials among them)
+		// stay recorded while any is left: the next apply writes the
+		// Installation again, and a destroy deletes them.
+		left, err := w.Live(ctx, rs.Objects)
+		if err != nil || len(left) == 0 {
+			ps.warn(nil, "Installation deleted outside Terraform", fmt.Sprintf("The Installation %s/%s is gone from the "+
+				"Landscaper cluster; the next apply writes it again.", rs.Namespace, name))
+			return tftypes.NewValue(x.t, nil), nil, ps.masked(sec.Text)
+		}
+		next := *rs
+		next.Drifted = nil
+		for _, o := range rs.Objects {
+			if _, ok := left[o.Key()]; !ok {
+				next.Drifted = append(next.Drifted, o.Key())
+			}
+		}
+		slices.Sort(next.Drifted)
 		ps.warn(nil, "Installation deleted outside Terraform", fmt.Sprintf("The Installation %s/%s is gone from the "+
-			"Landscaper cluster; the next apply writes it again.", rs.Namespace, name))
-		return tftypes.NewValue(x.t, nil), nil, ps
+			"Landscaper cluster, and %d of the objects the provider wrote for it are left; the next apply writes it "+
+			"again, and destroying the resource deletes them.", rs.Namespace, name, len(left)))
+		priv, err := encodeRemote(saved.Status, &next)
+		if err != nil {
+			ps.add(nil, "Cannot store the installation's status", err.Error())
+		}
+		return state, priv, ps.masked(sec.Text)
 	}
 	st := saved.Status
 	// A job in flight (Landscaper's automatic reconcile, say) is reported
