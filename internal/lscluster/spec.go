@@ -36,9 +36,10 @@ type Spec struct {
 	Component *ComponentRef
 	// Overwrites become a ComponentVersionOverwrites the Context names.
 	Overwrites []ocm.Overwrite
-	// PullSecrets are registry credentials by host ("host:port"); they
-	// become one Secret of type kubernetes.io/dockerconfigjson the Context
-	// names in registryPullSecrets.
+	// PullSecrets are registry credentials by host ("host:port"; see
+	// PullSecretsFor); they become one Secret of type
+	// kubernetes.io/dockerconfigjson (RegistrySecret) the Context names in
+	// registryPullSecrets.
 	PullSecrets map[string]RegistryAuth
 
 	// Data are the data imports written as DataObjects; SecretData those
@@ -404,12 +405,16 @@ func (b *builder) context() error {
 		body["repositoryContext"] = c.RepositoryContext
 	}
 	if len(s.PullSecrets) > 0 {
-		cfg, err := dockerConfig(s.PullSecrets)
+		auths, err := dockerConfig(s.PullSecrets)
 		if err != nil {
 			return err
 		}
-		secret := ObjectName(s.Name, "registry", "")
-		b.secret(secret, "kubernetes.io/dockerconfigjson", map[string][]byte{".dockerconfigjson": cfg})
+		cfg, err := json.Marshal(auths)
+		if err != nil {
+			return err
+		}
+		secret := RegistrySecret(s.Name)
+		b.secret(secret, dockerConfigType, map[string][]byte{".dockerconfigjson": cfg})
 		body["registryPullSecrets"] = []any{map[string]any{"name": secret}}
 	}
 	if len(s.Overwrites) > 0 {
@@ -437,26 +442,6 @@ func overwriteRef(r ocm.OverwriteRef) map[string]any {
 		out["repositoryContext"] = r.RepositoryContext
 	}
 	return out
-}
-
-// dockerConfig is the .dockerconfigjson of the credentials, by host:
-// Landscaper's registry access reads registry pull secrets in this form.
-func dockerConfig(creds map[string]RegistryAuth) ([]byte, error) {
-	auths := map[string]any{}
-	for _, host := range slices.Sorted(maps.Keys(creds)) {
-		c := creds[host]
-		h := strings.TrimPrefix(strings.TrimPrefix(host, "https://"), "http://")
-		switch {
-		case c.Token != "":
-			auths[h] = map[string]any{"registrytoken": c.Token}
-		case c.Username != "":
-			auths[h] = map[string]any{"username": c.Username, "password": c.Password,
-				"auth": base64.StdEncoding.EncodeToString([]byte(c.Username + ":" + c.Password))}
-		default:
-			return nil, fmt.Errorf("registry credentials of %s hold neither a token nor a user name", host)
-		}
-	}
-	return json.Marshal(map[string]any{"auths": auths})
 }
 
 // targetImports writes a Target (and the Secret holding its config) per

@@ -124,6 +124,19 @@ func (s RepositorySpec) Key() string {
 
 func (s RepositorySpec) String() string { return s.Key() }
 
+// Registry is the host (host[:port]) of an OCI registry repository's
+// baseUrl, and whether the baseUrl asks for plain HTTP; "" for local
+// repositories.
+func (s RepositorySpec) Registry() (host string, plainHTTP bool) {
+	if s.Type != TypeOCIRegistry && s.Type != TypeOCIRegistryLegacy {
+		return "", false
+	}
+	u, plainHTTP := strings.CutPrefix(s.BaseURL, "http://")
+	u = strings.TrimPrefix(u, "https://")
+	host, _, _ = strings.Cut(u, "/")
+	return host, plainHTTP
+}
+
 // Equal reports whether two specs name the same repository.
 func (s RepositorySpec) Equal(o RepositorySpec) bool {
 	norm := func(t string) string {

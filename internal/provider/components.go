@@ -55,7 +55,9 @@ func componentProviderAttributes() map[string]schema.Attribute {
 				"`archive.remote.url` by the URL's host). They come first; then the Docker config (`DOCKER_CONFIG` or `~/.docker/config.json`, with its credential " +
 				"helpers); then anonymous access. They are sent to that host and port over HTTPS only, never along a redirect " +
 				"or a chart URL to another scheme, host or port; write the key `http://host:port` to send them over plain HTTP " +
-				"too (which also allows plain HTTP to that host). They never reach state, logs or diagnostics.",
+				"too (which also allows plain HTTP to that host). They never reach state, logs or diagnostics. With " +
+				"`landscaper_cluster`, an installation's component registry's entry (user name and password; a token " +
+				"is refused there) is written to the Landscaper cluster as the Context's registry pull secret.",
 			Optional:  true,
 			Sensitive: true,
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{

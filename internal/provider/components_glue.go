@@ -2,6 +2,7 @@ package provider
 
 import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/blueprint/component"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/ociregistry"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm/signing"
@@ -31,6 +32,20 @@ func newSignatureVerifier(name, publicKey, caCertificate, subject string) (compo
 		return nil, err
 	}
 	return v, nil
+}
+
+// registryCredentials are the provider's registry_credentials by their
+// keys, for a Landscaper cluster's pull secrets; nil before Configure.
+func (p *Provider) registryCredentials() map[string]lscluster.RegistryAuth {
+	c := p.components.Load()
+	if c == nil || len(c.cfg.credentials) == 0 {
+		return nil
+	}
+	out := make(map[string]lscluster.RegistryAuth, len(c.cfg.credentials))
+	for key, cr := range c.cfg.credentials {
+		out[key] = lscluster.RegistryAuth{Username: cr.username, Password: cr.password, Token: cr.token}
+	}
+	return out
 }
 
 // chartRegistry is the registry client of the provider's configuration,

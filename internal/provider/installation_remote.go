@@ -194,6 +194,9 @@ func (x *installations) remoteSecrets(f map[string]tftypes.Value) *masking.Tree 
 	for _, c := range pt.credentials() {
 		sec.AddText(c)
 	}
+	for _, c := range registrySecrets(x.registryCredentials()) {
+		sec.AddText(c)
+	}
 	return sec
 }
 
@@ -208,6 +211,21 @@ func (pt *providerTargets) credentials() []string {
 	var out []string
 	for _, t := range pt.byName {
 		out = append(out, credentialStrings(t.Config)...)
+	}
+	// Longest first, so a string is masked before a part of it.
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// registrySecrets are the passwords and tokens of registry credentials.
+func registrySecrets(creds map[string]lscluster.RegistryAuth) []string {
+	var out []string
+	for _, c := range creds {
+		for _, s := range []string{c.Password, c.Token} {
+			if s != "" {
+				out = append(out, s)
+			}
+		}
 	}
 	// Longest first, so a string is masked before a part of it.
 	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
@@ -258,11 +276,31 @@ func (x *installations) renderRemote(ctx context.Context, f map[string]tftypes.V
 	if ps.errors() || !srcKnown || !impKnown || !f["name"].IsKnown() {
 		return nil, ps
 	}
+	// The registry credentials are checked before the component is read:
+	// one Landscaper cannot use fails the plan whether or not the
+	// registry is reachable from here.
+	var pulls map[string]lscluster.RegistryAuth
+	if c := src.Component; c != nil {
+		pulls = lscluster.PullSecretsFor(x.registryCredentials(),
+			lscluster.PullSecretHosts(&lscluster.ComponentRef{RepositoryContext: c.RepositoryContext}, nil))
+		if pps := pullSecretProblems(pulls); pps.errors() {
+			return nil, append(ps, pps...)
+		}
+	}
 	bp, err := x.load(ctx, src)
 	if err != nil {
 		return nil, append(ps, loadProblems(err)...)
 	}
 	ps = append(ps, componentWarnings(bp)...)
+	if rcs, ok := render.RepositoryContexts(bp); ok && len(rcs) == 0 && src.Component != nil {
+		// Landscaper v1.4 fails such a component ("repository context is
+		// required"): better said here than after the objects are written.
+		ps.add(attrPath("component"), "Component not readable by Landscaper", fmt.Sprintf("The descriptor of %s:%s lists "+
+			"no repositoryContexts. Landscaper refuses a component version whose descriptor does not record the "+
+			"repository it was transferred to (\"repository context is required\"). Transfer it with ocm transfer, which "+
+			"records the target repository, or add repositoryContexts to its descriptor.", src.Component.Name, src.Component.Version))
+		return nil, ps
+	}
 	sec := secretsOf(f, imp)
 	p, err := installation.PlanTree(ctx, bp, imp, nil, triggerOf(f), nil)
 	if err != nil {
@@ -287,12 +325,44 @@ func (x *installations) renderRemote(ctx context.Context, f map[string]tftypes.V
 		ps.add(nil, "Cannot hand the installation to Landscaper", sec.Text(err.Error()))
 		return nil, ps
 	}
+	spec.PullSecrets = pulls
 	objs, err := spec.Objects()
 	if err != nil {
 		ps.add(nil, "Cannot hand the installation to Landscaper", sec.Text(err.Error()))
 		return nil, ps
 	}
-	return &remoteRun{spec: spec, objs: objs, plan: p, bp: bp, imp: imp, sec: sec, credentials: pt.credentials()}, ps
+	run := &remoteRun{spec: spec, objs: objs, plan: p, bp: bp, imp: imp, sec: sec,
+		credentials: append(pt.credentials(), registrySecrets(pulls)...)}
+	// Longest first, so a string is masked before a part of it.
+	slices.SortStableFunc(run.credentials, func(a, b string) int { return len(b) - len(a) })
+	return run, ps
+}
+
+// pullSecretProblems refuses registry credentials Landscaper cannot use
+// for the component's registry: a token (Landscaper's registry access
+// reads a user name and password from a pull secret, and an entry with a
+// token alone as no credentials at all, so the pulls would go anonymous).
+func pullSecretProblems(creds map[string]lscluster.RegistryAuth) problems {
+	var ps problems
+	for _, host := range slices.Sorted(maps.Keys(creds)) {
+		if creds[host].Token != "" {
+			ps.add(attrPath("component").WithAttributeName(attrRepositoryContext), "Registry token not usable on a Landscaper cluster",
+				fmt.Sprintf("The provider's registry_credentials for %s, the registry Landscaper reads this component from, "+
+					"hold a token. The Context's registry pull secret is a Docker config, of which Landscaper's registry "+
+					"access reads a user name and password only: give username and password for %s (many registries "+
+					"take a token as the password of any user name).", host, host))
+		}
+	}
+	return ps
+}
+
+// registryCredentials are the provider's registry_credentials; nil before
+// the provider is configured.
+func (x *installations) registryCredentials() map[string]lscluster.RegistryAuth {
+	if x.registry == nil {
+		return nil
+	}
+	return x.registry()
 }
 
 // remoteSpec is what the Landscaper cluster is handed.
@@ -395,19 +465,21 @@ func (x *installations) objectsValue(objs []lscluster.Object, sec *masking.Tree,
 // changedObjects are the keys of the objects whose record differs from
 // what rs wrote, or that it did not write, or that drifted since, and the
 // Secrets in secretsChanged (whose data the cluster holds differently:
-// records keep none); and whether all of them are Secrets holding target
-// configs, which a rotated credential changes without any job to run. A
-// Target pointed elsewhere (another provider target or server) changed,
-// though only its Secret is written differently.
-func (rs *remoteState) changedObjects(objs []lscluster.Object, secretsChanged []string) (keys []string, onlyTargetSecrets bool) {
+// records keep none); and whether all of them are Secrets holding
+// credentials (target configs, registry pull secrets), which a rotated
+// credential changes without any job to run. A Target pointed elsewhere
+// (another provider target or server) changed, though only its Secret is
+// written differently.
+func (rs *remoteState) changedObjects(objs []lscluster.Object, secretsChanged []string) (keys []string, onlyCredentials bool) {
 	before := map[string]lscluster.Object{}
 	for _, o := range rs.Objects {
 		before[o.Key()] = o
 	}
-	onlyTargetSecrets = true
+	onlyCredentials = true
 	// A Target's Secret is the one of its name, not one whose name looks
-	// so (a sensitive import "db.target.password").
-	targetSecrets := lscluster.TargetSecrets(objs)
+	// so (a sensitive import "db.target.password"); the registry pull
+	// Secret is one of its own type.
+	credentialSecrets := lscluster.CredentialSecrets(objs)
 	for _, o := range objs {
 		b, ok := before[o.Key()]
 		if ok && lscluster.Equal(b, o.Record()) && lscluster.SamePoints(b, o) && !slices.Contains(rs.Drifted, o.Key()) &&
@@ -415,12 +487,12 @@ func (rs *remoteState) changedObjects(objs []lscluster.Object, secretsChanged []
 			continue
 		}
 		keys = append(keys, o.Key())
-		onlyTargetSecrets = onlyTargetSecrets && ok && o.Kind == lscluster.KindSecret && targetSecrets[o.Name]
+		onlyCredentials = onlyCredentials && ok && o.Kind == lscluster.KindSecret && credentialSecrets[o.Name]
 	}
 	if len(objs) != len(rs.Objects) {
-		onlyTargetSecrets = false
+		onlyCredentials = false
 	}
-	return keys, onlyTargetSecrets
+	return keys, onlyCredentials
 }
 
 // planRemote plans an installation in remote mode. Nothing that has not
@@ -480,8 +552,8 @@ func (x *installations) planRemote(ctx context.Context, f, pf map[string]tftypes
 			"The last apply wrote objects to the Landscaper cluster but did not start Landscaper's job for them; this apply starts it.")
 	}
 	if rs := saved.Remote; rs != nil && !rs.Unreconciled && len(replace) == 0 && saved.Status.Succeeded() && rs.Trigger == triggerOf(f) {
-		changed, onlyTargetSecrets := rs.changedObjects(run.objs, secretsChanged)
-		if len(changed) == 0 || onlyTargetSecrets {
+		changed, onlyCredentials := rs.changedObjects(run.objs, secretsChanged)
+		if len(changed) == 0 || onlyCredentials {
 			// Nothing for Landscaper to run: what was computed stays, and
 			// a rotated credential shows as its Secret alone.
 			for _, a := range computed {
@@ -592,8 +664,8 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 	if prev != nil && !prev.Unreconciled && r.saved.Status.Succeeded() && prev.Trigger == trigger {
 		secretsChanged, sps := x.secretsChanged(ctx, target, run)
 		ps = append(ps, sps...)
-		changed, onlyTargetSecrets := prev.changedObjects(run.objs, secretsChanged)
-		rotationOnly = len(changed) == 0 || onlyTargetSecrets
+		changed, onlyCredentials := prev.changedObjects(run.objs, secretsChanged)
+		rotationOnly = len(changed) == 0 || onlyCredentials
 	}
 	if err := w.Apply(ctx, own, run.objs); err != nil {
 		if moving {

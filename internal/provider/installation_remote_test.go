@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -270,3 +271,57 @@ exportExecutions:
       exports:
         token: {{ .values.dataobjects.token | quote }}
 `
+
+// A rotated registry password changes the pull secret alone, which plans
+// no job (as a rotated target credential); a changed sensitive import,
+// also a Secret, is input to the job and does.
+func TestRemoteRotatedRegistryPasswordRunsNothing(t *testing.T) {
+	spec := func(password, secret string) []lscluster.Object {
+		s := lscluster.Spec{Namespace: "ls", Name: "app", Blueprint: lscluster.Blueprint{Ref: "blueprint"},
+			Component:   &lscluster.ComponentRef{Name: "example.com/app", Version: "1.0.0", RepositoryContext: map[string]any{"type": "OCIRegistry", "baseUrl": "registry.example/ocm"}},
+			PullSecrets: map[string]lscluster.RegistryAuth{"registry.example": {Username: "robot", Password: password}},
+			SecretData:  map[string]any{"password": secret}}
+		objs, err := s.Objects()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objs
+	}
+	rs := &remoteState{}
+	for _, o := range spec("pw-1", "s1") {
+		rs.Objects = append(rs.Objects, o.Record())
+	}
+	// Records keep no Secret data: the cluster's Secrets tell which changed.
+	keys, onlyCredentials := rs.changedObjects(spec("pw-2", "s1"), []string{"Secret/" + lscluster.RegistrySecret("app")})
+	if !slices.Equal(keys, []string{"Secret/" + lscluster.RegistrySecret("app")}) || !onlyCredentials {
+		t.Errorf("a rotated registry password: changed %v, only credentials %v", keys, onlyCredentials)
+	}
+	if keys, onlyCredentials = rs.changedObjects(spec("pw-1", "s2"), []string{"Secret/app.import.password"}); len(keys) != 1 || onlyCredentials {
+		t.Errorf("a changed sensitive import: changed %v, only credentials %v", keys, onlyCredentials)
+	}
+}
+
+// Registry credentials are handed to Landscaper only for the component's
+// registry; a token there is refused on component.repository_context,
+// naming the host and saying why, without the token.
+func TestRemotePullSecretProblems(t *testing.T) {
+	creds := map[string]lscluster.RegistryAuth{"registry.example": {Token: "tok-8d1f"}, "other.example": {Token: "tok-other"}}
+	pulls := lscluster.PullSecretsFor(creds, lscluster.PullSecretHosts(&lscluster.ComponentRef{
+		RepositoryContext: map[string]any{"type": "OCIRegistry", "baseUrl": "https://registry.example/ocm"}}, nil))
+	ps := pullSecretProblems(pulls)
+	if len(ps) != 1 || !ps.errors() {
+		t.Fatalf("problems %v, want one error", ps)
+	}
+	text := ps[0].summary + ": " + ps[0].detail
+	if !strings.Contains(text, "registry.example") || !strings.Contains(text, "username and password") ||
+		strings.Contains(text, "tok-") || strings.Contains(text, "other.example") {
+		t.Errorf("the problem says %s", text)
+	}
+	if p := ps[0].path; !p.Equal(attrPath("component").WithAttributeName(attrRepositoryContext)) {
+		t.Errorf("the problem is on %v", p)
+	}
+	run := &remoteRun{sec: masking.NewTree(), credentials: registrySecrets(map[string]lscluster.RegistryAuth{"r": {Username: "u", Password: "reg-pw-31c7"}})}
+	if got := run.mask("401 for u:reg-pw-31c7"); strings.Contains(got, "reg-pw-31c7") {
+		t.Errorf("a message quoting the registry password: %q", got)
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
@@ -300,8 +301,9 @@ func (r *installationResource) Schema(ctx context.Context, _ resource.SchemaRequ
 				MarkdownDescription: "In remote mode (`" + attrLandscaperCluster + "`), the Landscaper objects the " +
 					"installation writes, by `\"<kind>/<name>\"`, each as YAML: the Installation, its Context, a " +
 					"DataObject per entry of `imports`, a Secret per entry of `sensitive_imports`, a Target and the " +
-					"Secret holding its config per target import, and a Secret with the registry credentials the " +
-					"Context names. The data of every Secret shows as `***`, and any secret value elsewhere is masked " +
+					"Secret holding its config per target import, and, when the provider's `registry_credentials` have " +
+					"an entry for the component's registry, the Secret `<name>.registry` (type " +
+					"`kubernetes.io/dockerconfigjson`) the Context names in `registryPullSecrets`. The data of every Secret shows as `***`, and any secret value elsewhere is masked " +
 					"as in `deploy_items`; a Secret whose content the apply changes (a rotated credential) shows as " +
 					"known after apply. Null in-process.",
 				Computed:    true,
@@ -329,6 +331,9 @@ type installations struct {
 	// allowed_deployers; nil before the provider is configured.
 	targets func() *providerTargets
 	allowed func() *allowedDeployers
+	// registry is the provider's registry_credentials, by their keys;
+	// nil before the provider is configured.
+	registry func() map[string]lscluster.RegistryAuth
 }
 
 var _ protocolResource = (*installations)(nil)

@@ -230,6 +230,19 @@ func Warnings(bp installation.Blueprint) []string {
 	return nil
 }
 
+// RepositoryContexts are the repositoryContexts the descriptor of bp's
+// component lists (the repositories it was transferred to); ok is false
+// when bp comes from no component.
+func RepositoryContexts(bp installation.Blueprint) (contexts []any, ok bool) {
+	n, isNode := bp.(*node)
+	if !isNode || n.comp == nil {
+		return nil, false
+	}
+	comp, _ := n.comp.Descriptor()["component"].(map[string]any)
+	contexts, _ = comp["repositoryContexts"].([]any)
+	return contexts, true
+}
+
 // SourceError is a problem with where the blueprint or component comes
 // from: Field is "path", "filesystem", "ref", "component", "verification" or "constructors"
 // (with Index the constructor's position, -1 when no single file is to blame).
