@@ -249,11 +249,26 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	r.handler.ServeHTTP(w, req)
 }
 
+// SetPassword changes the password the registry accepts from now on, as
+// a registry whose credential was rotated.
+func (r *Registry) SetPassword(password string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.opts.Password = password
+}
+
+func (r *Registry) credentials() (username, password string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.opts.Username, r.opts.Password
+}
+
 func (r *Registry) authorized(req *http.Request) bool {
 	switch r.opts.Auth {
 	case Basic:
 		u, p, ok := req.BasicAuth()
-		return ok && u == r.opts.Username && p == r.opts.Password
+		wantU, wantP := r.credentials()
+		return ok && u == wantU && p == wantP
 	case Bearer:
 		tok, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
 		r.mu.Lock()
@@ -265,7 +280,8 @@ func (r *Registry) authorized(req *http.Request) bool {
 
 func (r *Registry) issueToken(w http.ResponseWriter, req *http.Request) {
 	u, p, ok := req.BasicAuth()
-	if !ok || u != r.opts.Username || p != r.opts.Password {
+	wantU, wantP := r.credentials()
+	if !ok || u != wantU || p != wantP {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
