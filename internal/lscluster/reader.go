@@ -42,6 +42,10 @@ type Reader struct {
 	discovery discovery.DiscoveryInterface
 }
 
+// Server is the API server the reader reads, as its config names it, so
+// that what was written to one cluster is never looked for on another.
+func (r *Reader) Server() string { return strings.ToLower(strings.TrimSuffix(r.host, "/")) }
+
 // New returns a reader of the cluster the config points to. It does not
 // contact the cluster yet.
 func New(config *rest.Config) (*Reader, error) {

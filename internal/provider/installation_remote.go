@@ -66,6 +66,11 @@ type remoteState struct {
 	// the Installation: what each deploy item adopts, read before
 	// Landscaper let go of any.
 	Released map[string]*deployer.Adoption `json:"released,omitempty"`
+	// Server is the API server the objects were written to. A provider
+	// target pointed at another cluster since must not read them as gone,
+	// nor write or delete on that other cluster: what was written would
+	// be left behind, tracked by no state.
+	Server string `json:"server,omitempty"`
 }
 
 // entering tells a remote plan or apply of an installation that ran
@@ -521,6 +526,10 @@ func (x *installations) planRemote(ctx context.Context, f, pf map[string]tftypes
 	if rs := saved.Remote; rs != nil && set && (!known || rs.Target != target || rs.Namespace != ns) {
 		replace = append(replace, attrPath(attrLandscaperCluster))
 	}
+	if rs := saved.Remote; rs != nil && known && rs.Target == target {
+		w, _ := x.landscaperWriter(target)
+		ps = append(ps, clusterMoved(rs, w)...)
+	}
 	if ps.errors() || !known {
 		unknown(computed...)
 		return tftypes.NewValue(x.t, f), replace, ps
@@ -603,6 +612,33 @@ func (x *installations) secretsChanged(ctx context.Context, target string, run *
 	return changed, nil
 }
 
+// recordedWriter writes to the Landscaper resource cluster the objects of
+// rs were written to; nil, with an error, when the provider target now
+// points at another API server.
+func (x *installations) recordedWriter(rs *remoteState) (*lscluster.Writer, problems) {
+	w, ps := x.landscaperWriter(rs.Target)
+	if moved := clusterMoved(rs, w); moved != nil {
+		return nil, append(ps, moved...)
+	}
+	return w, ps
+}
+
+// clusterMoved refuses a writer w of another API server than the one the
+// objects of rs were written to.
+func clusterMoved(rs *remoteState, w *lscluster.Writer) problems {
+	if w == nil || rs.Server == "" || w.Server() == rs.Server {
+		return nil
+	}
+	var ps problems
+	ps.add(attrPath(attrLandscaperCluster).WithAttributeName("target"), "The Landscaper cluster moved", fmt.Sprintf(
+		"The provider target %q now points at the API server %s, but this installation's objects were written to %s. "+
+			"Nothing is read, written or deleted on the other cluster, as the objects on %s would be left behind: point "+
+			"the provider target back at %s (to destroy the installation there, or move it with a new name), or remove "+
+			"the resource from the state (terraform state rm) if those objects are gone.",
+		rs.Target, w.Server(), rs.Server, rs.Server, rs.Server))
+	return ps
+}
+
 // landscaperWriter writes to the Landscaper resource cluster of the
 // provider target name.
 func (x *installations) landscaperWriter(name string) (*lscluster.Writer, problems) {
@@ -636,6 +672,11 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 	}
 	name, trigger := str(f["name"]), triggerOf(f)
 	prev := r.saved.Remote
+	if prev != nil && prev.Target == target {
+		if _, mps := x.recordedWriter(prev); mps.errors() {
+			return r.failed(append(ps, mps...))
+		}
+	}
 	if prev != nil && prev.Target != target {
 		// The plan replaces the resource then; the old objects are on
 		// another cluster, which this writer cannot delete.
@@ -651,7 +692,7 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 			return r.failed(append(ps, refused...))
 		}
 	}
-	rs := &remoteState{Target: target, Namespace: ns, Trigger: trigger, Owner: lscluster.NewOwnerID(),
+	rs := &remoteState{Target: target, Namespace: ns, Trigger: trigger, Owner: lscluster.NewOwnerID(), Server: w.Server(),
 		Input: installation.InputHash(run.bp, run.imp)}
 	if prev != nil && prev.Owner != "" {
 		rs.Owner = prev.Owner
@@ -937,12 +978,14 @@ func remoteStatus(t *lscluster.Tree, mask func(string) string) *installation.Sta
 // Terraform plans a create.
 func (x *installations) readRemote(ctx context.Context, state tftypes.Value, saved storedInstallation) (tftypes.Value, []byte, problems) {
 	rs := saved.Remote
-	w, ps := x.landscaperWriter(rs.Target)
+	w, _ := x.recordedWriter(rs)
 	if w == nil {
-		// The provider's targets may not be known while refreshing; the
-		// state stays as it was.
+		// The provider's targets may not be known while refreshing, or
+		// point elsewhere now (the plan says so): the state stays as it
+		// was.
 		return state, nil, nil
 	}
+	var ps problems
 	f := fields(state)
 	name := str(f["name"])
 	sec := x.remoteSecrets(f)
@@ -1038,7 +1081,7 @@ func remoteFailures(st *installation.Status, jobID string) problems {
 // resource stays.
 func (x *installations) destroyRemote(r *jobRun[storedInstallation]) (tftypes.Value, []byte, problems) {
 	rs := r.saved.Remote
-	w, ps := x.landscaperWriter(rs.Target)
+	w, ps := x.recordedWriter(rs)
 	if w == nil {
 		return r.failed(ps)
 	}

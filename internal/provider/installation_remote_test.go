@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -323,5 +324,37 @@ func TestRemotePullSecretProblems(t *testing.T) {
 	run := &remoteRun{sec: masking.NewTree(), credentials: registrySecrets(map[string]lscluster.RegistryAuth{"r": {Username: "u", Password: "reg-pw-31c7"}})}
 	if got := run.mask("401 for u:reg-pw-31c7"); strings.Contains(got, "reg-pw-31c7") {
 		t.Errorf("a message quoting the registry password: %q", got)
+	}
+}
+
+// A provider target pointed at another API server since the objects were
+// written is refused everywhere, so a refresh does not take them for gone
+// (dropping the resource, its Secrets left on the first cluster, tracked
+// by no state) and nothing is written or deleted on the other cluster:
+// the second remote review's R3.
+func TestRemoteClusterMovedIsRefused(t *testing.T) {
+	kubeconfig := func(server string) []byte {
+		return []byte(`{"kubeconfig":"apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: ` + server +
+			`\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: t0k3n-abcdef}\n"}`)
+	}
+	p := newProvider("test")
+	x := p.installations
+	pt := &providerTargets{known: true, byName: map[string]*deployer.Target{
+		"landscaper": {Type: "landscaper.gardener.cloud/kubernetes-cluster", Config: kubeconfig("https://cluster-b.example:6443")}}}
+	x.targets = func() *providerTargets { return pt }
+	state := tftypes.NewValue(x.t, remoteFields(t, x, map[string]any{
+		"name": "app", attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
+	}))
+	moved := &remoteState{Target: "landscaper", Namespace: "ls", Server: "https://cluster-a.example:6443"}
+	if w, ps := x.recordedWriter(moved); w != nil || !strings.Contains(fmt.Sprint(ps), "now points at the API server https://cluster-b.example:6443") {
+		t.Errorf("a writer of another cluster: %v, %v", w, ps)
+	}
+	got, priv, _ := x.readRemote(context.Background(), state, storedInstallation{Remote: moved})
+	if got.IsNull() || !got.Equal(state) || priv != nil {
+		t.Errorf("a refresh on another cluster changed the state: null %v, private %s", got.IsNull(), priv)
+	}
+	same := &remoteState{Target: "landscaper", Namespace: "ls", Server: "https://cluster-b.example:6443"}
+	if w, ps := x.recordedWriter(same); w == nil || ps.errors() {
+		t.Errorf("the cluster the objects were written to is refused: %v", ps)
 	}
 }
