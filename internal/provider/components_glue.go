@@ -48,6 +48,16 @@ func (p *Provider) registryCredentials() map[string]lscluster.RegistryAuth {
 	return out
 }
 
+// componentOverwrites are the provider's component_overwrites, which a
+// plan renders with and a Landscaper cluster is handed, so that both
+// resolve the same component versions.
+func (p *Provider) componentOverwrites() []ocm.Overwrite {
+	if c := p.components.Load(); c != nil {
+		return c.cfg.overwrites
+	}
+	return nil
+}
+
 // chartRegistry is the registry client of the provider's configuration,
 // which the helm deployer pulls charts with (nil before Configure): the
 // same credentials, TLS rules and cache as for components.

@@ -20,6 +20,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
 )
@@ -285,9 +286,13 @@ func (x *installations) renderRemote(ctx context.Context, f map[string]tftypes.V
 	// one Landscaper cannot use fails the plan whether or not the
 	// registry is reachable from here.
 	var pulls map[string]lscluster.RegistryAuth
+	var overwrites []ocm.Overwrite
 	if c := src.Component; c != nil {
+		if x.overwrites != nil {
+			overwrites = x.overwrites()
+		}
 		pulls = lscluster.PullSecretsFor(x.registryCredentials(),
-			lscluster.PullSecretHosts(&lscluster.ComponentRef{RepositoryContext: c.RepositoryContext}, nil))
+			lscluster.PullSecretHosts(&lscluster.ComponentRef{RepositoryContext: c.RepositoryContext}, overwrites))
 		if pps := pullSecretProblems(pulls); pps.errors() {
 			return nil, append(ps, pps...)
 		}
@@ -330,7 +335,9 @@ func (x *installations) renderRemote(ctx context.Context, f map[string]tftypes.V
 		ps.add(nil, "Cannot hand the installation to Landscaper", sec.Text(err.Error()))
 		return nil, ps
 	}
-	spec.PullSecrets = pulls
+	// The plan rendered with the provider's component_overwrites: Landscaper
+	// resolves with them too, or it would deploy other versions than shown.
+	spec.PullSecrets, spec.Overwrites = pulls, overwrites
 	objs, err := spec.Objects()
 	if err != nil {
 		ps.add(nil, "Cannot hand the installation to Landscaper", sec.Text(err.Error()))

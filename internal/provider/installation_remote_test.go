@@ -12,8 +12,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
 )
 
 // TestRemoteMaskHidesProviderTargetCredentials: a message of Landscaper's
@@ -356,5 +359,51 @@ func TestRemoteClusterMovedIsRefused(t *testing.T) {
 	same := &remoteState{Target: "landscaper", Namespace: "ls", Server: "https://cluster-b.example:6443"}
 	if w, ps := x.recordedWriter(same); w == nil || ps.errors() {
 		t.Errorf("the cluster the objects were written to is refused: %v", ps)
+	}
+}
+
+// The provider's component_overwrites shape what a plan renders, so the
+// Context handed to Landscaper names a ComponentVersionOverwrites holding
+// them: without it Landscaper resolved other component versions than the
+// plan showed (the second remote review's R7).
+func TestRemoteHandsComponentOverwritesToLandscaper(t *testing.T) {
+	p := newProvider("test")
+	x := p.installations
+	pt := &providerTargets{known: true, byName: map[string]*deployer.Target{
+		"landscaper": {Type: "landscaper.gardener.cloud/kubernetes-cluster", Config: []byte(`{"kubeconfig":"x"}`)}}}
+	x.targets = func() *providerTargets { return pt }
+	x.allowed = func() *allowedDeployers { return nil }
+	overwrites := []ocm.Overwrite{{Source: ocm.OverwriteRef{ComponentName: "example.com/monitoring", Version: "v2.1.0"},
+		Substitution: ocm.OverwriteRef{Version: "v2.2.0"}}}
+	x.overwrites = func() []ocm.Overwrite { return overwrites }
+	bp, err := render.Load(context.Background(), render.Source{Filesystem: map[string]string{
+		"blueprint.yaml": "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\n"}}, render.Options{Deployers: p.deployers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The component's blueprint, as the registry would give it.
+	x.load = func(context.Context, render.Source) (installation.Blueprint, error) { return bp, nil }
+	f := remoteFields(t, x, map[string]any{
+		"name": "app",
+		"component": map[string]any{"name": "example.com/app", "version": "1.0.0",
+			attrRepositoryContext: map[string]any{"type": "OCIRegistry", "baseUrl": "registry.example/ocm"}},
+		attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
+	})
+	run, ps := x.renderRemote(context.Background(), f, pt)
+	if ps.errors() || run == nil {
+		t.Fatalf("renderRemote: %v", ps)
+	}
+	var held, named string
+	for _, o := range run.objs {
+		switch o.Kind {
+		case lscluster.KindOverwrites:
+			b, _ := json.Marshal(o.Body)
+			held = o.Name + " " + string(b)
+		case lscluster.KindContext:
+			named, _ = o.Body["componentVersionOverwrites"].(string)
+		}
+	}
+	if !strings.Contains(held, "v2.2.0") || named == "" || !strings.HasPrefix(held, named+" ") {
+		t.Errorf("the Context names overwrites %q; the overwrites written: %s", named, held)
 	}
 }

@@ -84,6 +84,7 @@ func newProvider(version string) *Provider {
 		allowed:        p.allowed.Load,
 	}
 	p.installations.registry = p.registryCredentials
+	p.installations.overwrites = p.componentOverwrites
 	p.blueprints = &blueprints{t: dataSourceObjectType(&blueprintDataSource{}), x: p.installations}
 	p.installations.load = func(ctx context.Context, src render.Source) (installation.Blueprint, error) {
 		opts := render.Options{Deployers: p.deployers}

@@ -27,6 +27,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/rollout"
@@ -334,6 +335,9 @@ type installations struct {
 	// registry is the provider's registry_credentials, by their keys;
 	// nil before the provider is configured.
 	registry func() map[string]lscluster.RegistryAuth
+	// overwrites are the provider's component_overwrites; nil before the
+	// provider is configured.
+	overwrites func() []ocm.Overwrite
 }
 
 var _ protocolResource = (*installations)(nil)
