@@ -20,7 +20,7 @@ var testBlueprint = map[string][]byte{"blueprint.yaml": []byte("kind: Blueprint\
 // share an object name now, whatever their names and imports.
 func TestObjectNamesNeverMeetAcrossInstallations(t *testing.T) {
 	specs := []Spec{
-		{Name: "app.import", PullSecrets: map[string]RegistryAuth{"r.example": {Token: "tok-a"}}},
+		{Name: "app.import", PullSecrets: map[string]RegistryAuth{"r.example": {Username: "robot", Password: "pw-a"}}},
 		{Name: "app", SecretData: map[string]any{"registry": "pw-b", "x--y": 1, "X": 2, "x": 3}},
 		{Name: "app.target", Data: map[string]any{"x": 1}},
 		{Name: "app-import", SecretData: map[string]any{"registry": "pw-c"}},

@@ -18,7 +18,7 @@ import (
 func TestRecordsHoldNothingOfSecrets(t *testing.T) {
 	records := func(password, token string) string {
 		s := Spec{Namespace: "ls", Name: "app", Files: testBlueprint, SecretData: map[string]any{"password": password},
-			PullSecrets: map[string]RegistryAuth{"r.example": {Token: token}},
+			PullSecrets: map[string]RegistryAuth{"r.example": {Username: "robot", Password: token}},
 			Targets:     map[string]Target{"cluster": {Type: "t", Config: json.RawMessage(`{"token":"` + token + `"}`)}}}
 		objs, err := s.Objects()
 		if err != nil {
