@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -226,11 +227,18 @@ func (pt *providerTargets) credentials() []string {
 // registrySecrets are the passwords and tokens of registry credentials.
 func registrySecrets(creds map[string]lscluster.RegistryAuth) []string {
 	var out []string
+	b64 := base64.StdEncoding.EncodeToString
 	for _, c := range creds {
 		for _, s := range []string{c.Password, c.Token} {
 			if s != "" {
-				out = append(out, s)
+				// The pull secret also carries the password as the
+				// dockerconfig's auth (base64 of user:password), and a
+				// message may quote either encoded.
+				out = append(out, s, b64([]byte(s)))
 			}
+		}
+		if c.Password != "" {
+			out = append(out, b64([]byte(c.Username+":"+c.Password)))
 		}
 	}
 	// Longest first, so a string is masked before a part of it.

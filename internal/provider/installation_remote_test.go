@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -405,5 +406,27 @@ func TestRemoteHandsComponentOverwritesToLandscaper(t *testing.T) {
 	}
 	if !strings.Contains(held, "v2.2.0") || named == "" || !strings.HasPrefix(held, named+" ") {
 		t.Errorf("the Context names overwrites %q; the overwrites written: %s", named, held)
+	}
+}
+
+// The pull secret carries the registry password as the dockerconfig's
+// auth (base64 of user:password): a message quoting it, or the password
+// base64-encoded, is masked at apply, refresh and destroy alike (the
+// third remote review's RR3-3).
+func TestRemotePullSecretAuthIsMasked(t *testing.T) {
+	creds := map[string]lscluster.RegistryAuth{"registry.example:5000": {Username: "robot", Password: "s3cret-registry-pw-4711"}}
+	auth := base64.StdEncoding.EncodeToString([]byte("robot:s3cret-registry-pw-4711"))
+	b64pw := base64.StdEncoding.EncodeToString([]byte("s3cret-registry-pw-4711"))
+	msg := `pulling: {"auths":{"registry.example:5000":{"auth":"` + auth + `"}}} pw64=` + b64pw
+	run := &remoteRun{sec: masking.NewTree(), credentials: registrySecrets(creds)}
+	if got := run.mask(msg); strings.Contains(got, auth) || strings.Contains(got, b64pw) {
+		t.Errorf("apply shows the pull secret: %s", got)
+	}
+	sec := masking.NewTree()
+	for _, c := range registrySecrets(creds) {
+		sec.AddText(c)
+	}
+	if got := sec.Text(msg); strings.Contains(got, auth) || strings.Contains(got, b64pw) {
+		t.Errorf("refresh or destroy shows the pull secret: %s", got)
 	}
 }
