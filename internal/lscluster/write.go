@@ -167,36 +167,6 @@ func Equal(a, b Object) bool {
 	return err == nil && string(ja) == string(jb)
 }
 
-// ChangedMarker replaces MaskedValue in Masked text of a Secret value that
-// is not what the provider would write.
-const ChangedMarker = MaskedValue + " (not the value the configuration gives)"
-
-// MaskedLive is what landscaper_objects shows of the live object: its
-// masked form, where the values of a Secret's data that differ from
-// desired's show ChangedMarker instead of MaskedValue.
-func MaskedLive(desired, live Object) string {
-	if live.Kind != KindSecret {
-		return live.Masked()
-	}
-	body := maps.Clone(live.Body)
-	dd, _ := desired.Body["data"].(map[string]any)
-	if ld, ok := body["data"].(map[string]any); ok {
-		masked := make(map[string]any, len(ld))
-		for k, v := range ld {
-			masked[k] = MaskedValue
-			if dd[k] != v {
-				masked[k] = ChangedMarker
-			}
-		}
-		body["data"] = masked
-	}
-	out, err := yaml.Marshal(body)
-	if err != nil {
-		return err.Error()
-	}
-	return string(out)
-}
-
 // ParseMasked reads an object back from its Masked text.
 func ParseMasked(key, text string) (Object, error) {
 	kind, name, ok := strings.Cut(key, "/")

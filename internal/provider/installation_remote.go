@@ -219,8 +219,6 @@ func (pt *providerTargets) credentials() []string {
 	for _, t := range pt.byName {
 		out = append(out, credentialStrings(t.Config)...)
 	}
-	// Longest first, so a string is masked before a part of it.
-	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
 }
 
@@ -241,9 +239,14 @@ func registrySecrets(creds map[string]lscluster.RegistryAuth) []string {
 			out = append(out, b64([]byte(c.Username+":"+c.Password)))
 		}
 	}
-	// Longest first, so a string is masked before a part of it.
-	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
+}
+
+// longestFirst orders strings to mask so that a string is masked before
+// a part of it, which would otherwise leave the rest showing.
+func longestFirst(ss []string) []string {
+	slices.SortStableFunc(ss, func(a, b string) int { return len(b) - len(a) })
+	return ss
 }
 
 // credentialStrings are the string values in a target config, and in the
@@ -276,9 +279,7 @@ func credentialStrings(config []byte) []string {
 	if yaml.Unmarshal(config, &v) == nil {
 		walk(v)
 	}
-	// Longest first, so a string is masked before a part of it.
-	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
-	return out
+	return longestFirst(out)
 }
 
 // renderRemote renders the tree in-process, as a plan shows it, and the
@@ -352,9 +353,7 @@ func (x *installations) renderRemote(ctx context.Context, f map[string]tftypes.V
 		return nil, ps
 	}
 	run := &remoteRun{spec: spec, objs: objs, plan: p, bp: bp, imp: imp, sec: sec,
-		credentials: append(pt.credentials(), registrySecrets(pulls)...)}
-	// Longest first, so a string is masked before a part of it.
-	slices.SortStableFunc(run.credentials, func(a, b string) int { return len(b) - len(a) })
+		credentials: longestFirst(append(pt.credentials(), registrySecrets(pulls)...))}
 	return run, ps
 }
 
