@@ -14,8 +14,10 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -212,6 +214,34 @@ func (k *keychain) header(host string) (string, error) {
 		return "Basic " + cfg.Auth, nil
 	}
 	return "", nil
+}
+
+// sent are the texts host's credentials are sent as (the secret parts of
+// the Authorization header and of the token exchange's form), longest
+// first, to mask them out of messages.
+func (k *keychain) sent(host string) []string {
+	reg, err := name.NewRegistry(host, name.WeakValidation)
+	if err != nil {
+		return nil
+	}
+	a, err := k.resolve(reg)
+	if err != nil || a == authn.Anonymous {
+		return nil
+	}
+	cfg, err := a.Authorization()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range []string{cfg.Password, cfg.RegistryToken, cfg.IdentityToken, cfg.Auth,
+		base64.StdEncoding.EncodeToString([]byte(cfg.Username + ":" + cfg.Password)),
+		url.QueryEscape(cfg.Password), url.QueryEscape(cfg.IdentityToken)} {
+		if s != "" && s != base64.StdEncoding.EncodeToString([]byte(":")) {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
 }
 
 // sources says which credential sources apply to host, for messages.

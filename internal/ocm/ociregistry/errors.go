@@ -122,7 +122,35 @@ func (c *Client) classify(host, what string, err error) error {
 	if errors.As(err, &oe) || errors.As(err, &de) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return newError(KindUnreachable, nil, "registry %s cannot be reached for %s: %v", host, what, unwrapURL(err))
 	}
-	return fmt.Errorf("registry %s: %s: %w", host, what, err)
+	return &foreignError{msg: fmt.Sprintf("registry %s: %s: %s", host, what, c.scrub(host, err)), err: err}
+}
+
+// foreignError is an error of other origin than the registry protocol
+// (a token endpoint's answer, a malformed document) whose text is
+// scrubbed; it wraps the cause for errors.Is.
+type foreignError struct {
+	msg string
+	err error
+}
+
+func (e *foreignError) Error() string { return e.msg }
+func (e *foreignError) Unwrap() error { return e.err }
+
+// scrub is err's message without what a server may have written into it:
+// go-containerregistry quotes a token endpoint's answer after the first
+// line ("no token in bearer response:\n<body>"), and that endpoint may
+// echo the credentials it was sent. What is left is masked of host's
+// credentials in every form they were sent in.
+func (c *Client) scrub(host string, err error) string {
+	msg, _, cut := strings.Cut(err.Error(), "\n")
+	msg = strings.TrimSuffix(msg, ":")
+	if cut {
+		msg += " (the server's answer is not shown)"
+	}
+	for _, s := range c.keys.sent(host) {
+		msg = strings.ReplaceAll(msg, s, "***")
+	}
+	return msg
 }
 
 // statusError classifies an HTTP status of a registry or chart

@@ -94,6 +94,28 @@ func (r *repository) repositoryName(component string) string {
 // tags and becomes ".build-".
 func tag(version string) string { return strings.ReplaceAll(version, "+", ".build-") }
 
+// maxTagPages bounds the pages of a tag list read: the versions serve an
+// error message, and a registry decides how many pages it links.
+const maxTagPages = 10
+
+// tags are the tags of repo, at most maxTagPages pages of them (each
+// bounded by the transport: maxTagListBody).
+func (c *Client) tags(ctx context.Context, repo name.Repository) ([]string, error) {
+	l, err := c.puller.Lister(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	var tags []string
+	for pages := 0; pages < maxTagPages && l.HasNext(); pages++ {
+		page, err := l.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tags = append(tags, page.Tags...)
+	}
+	return tags, nil
+}
+
 // Versions lists the tags of component's OCI repository as versions
 // (".build-" back to "+").
 func (r *repository) Versions(ctx context.Context, component string) ([]string, error) {
@@ -104,7 +126,7 @@ func (r *repository) Versions(ctx context.Context, component string) ([]string, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.c.o.Timeout)
 	defer cancel()
-	tags, err := r.c.puller.List(ctx, repo)
+	tags, err := r.c.tags(ctx, repo)
 	if err != nil {
 		return nil, r.c.classify(host, "the versions of component "+component, err)
 	}

@@ -121,7 +121,40 @@ func plainForFetch(ctx context.Context, host string) bool {
 	return h != "" && h == host
 }
 
+// maxTagListBody bounds one page of a tag list: go-containerregistry
+// decodes a page whole, and the registry decides its size. Tags are at
+// most 128 characters (OCI distribution spec): this holds thousands.
+const maxTagListBody = 1 << 20
+
 func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	if err == nil && strings.HasSuffix(req.URL.Path, "/tags/list") {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, limit: maxTagListBody, what: "a page of its tag list"}
+	}
+	return resp, err
+}
+
+// boundedBody fails a read past limit bytes.
+type boundedBody struct {
+	io.ReadCloser
+	limit, read int64
+	what        string
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	left := b.limit - b.read
+	if left <= 0 {
+		return 0, fmt.Errorf("the registry sent more than %d bytes for %s", b.limit, b.what)
+	}
+	if int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
+	return n, err
+}
+
+func (t *schemeTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	host := req.URL.Host
 	if req.URL.Scheme != "http" {
 		// go-containerregistry asks public addresses over HTTPS only; on
