@@ -226,3 +226,72 @@ func TestWriterRetriesWhatChangedAndIsStillOwn(t *testing.T) {
 		t.Errorf("an Installation touched meanwhile, still this owner's: %v", err)
 	}
 }
+
+// An object absent when Apply read the objects, which another owner
+// creates before Apply writes it, is not overwritten: server-side apply
+// would create or overwrite it without any precondition (third remote
+// review, RR3-1).
+func TestWriterDoesNotOverwriteWhatAnotherOwnerCreatedMeanwhile(t *testing.T) {
+	c := newCluster(t)
+	w, err := NewWriter(restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := Owner{ID: NewOwnerID(), Installation: "app"}
+	s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint, Data: map[string]any{"greeting": "a"}}
+	objs, err := s.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.afterClaim = func() {
+		c.write("apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: DataObject\nmetadata:\n  name: app.import.greeting\n" +
+			"  namespace: ${namespace}\n  annotations:\n    " + OwnerAnnotation + ": someone-else\n    " +
+			InstallationAnnotation + ": app\ndata: theirs\n")
+	}
+	err = w.Apply(t.Context(), own, objs)
+	if _, ok := errors.AsType[*NotOwnedError](err); !ok || !strings.Contains(err.Error(), "DataObject "+c.ns+"/app.import.greeting (written by another Terraform resource") {
+		t.Errorf("writing an object another owner created meanwhile: %v", err)
+	}
+	u, err := c.d.Resource(dataObjectsGVR).Namespace(c.ns).Get(t.Context(), "app.import.greeting", metav1.GetOptions{})
+	if err != nil || u.Object["data"] != "theirs" || u.GetAnnotations()[OwnerAnnotation] != "someone-else" {
+		t.Errorf("the DataObject another owner created became %v (%v)", u, err)
+	}
+	if _, err := c.d.Resource(installationsGVR).Namespace(c.ns).Get(t.Context(), "app", metav1.GetOptions{}); err == nil {
+		t.Errorf("the Installation was written after the refusal")
+	}
+}
+
+// What an object Apply created no longer holds is removed by the next
+// Apply, as server-side apply removes what its field manager set before:
+// an object is created, not applied, so that the fields are this
+// manager's as applied is checked here.
+func TestWriterRemovesWhatACreatedObjectNoLongerHolds(t *testing.T) {
+	c := newCluster(t)
+	w, err := NewWriter(restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := Owner{ID: NewOwnerID(), Installation: "app"}
+	s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint, Data: map[string]any{"config": map[string]any{"a": 1, "b": 2}}}
+	objs, err := s.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(t.Context(), own, objs); err != nil {
+		t.Fatal(err)
+	}
+	s.Data["config"] = map[string]any{"a": 1}
+	if objs, err = s.Objects(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(t.Context(), own, objs); err != nil {
+		t.Fatal(err)
+	}
+	u, err := c.d.Resource(dataObjectsGVR).Namespace(c.ns).Get(t.Context(), "app.import.config", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := u.Object["data"].(map[string]any); len(data) != 1 {
+		t.Errorf("the DataObject holds %v after the key b was dropped, want only a", u.Object["data"])
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 )
@@ -80,40 +81,116 @@ func (w *Writer) Apply(ctx context.Context, own Owner, objs []Object) error {
 		w.afterClaim()
 	}
 	for _, o := range objs {
-		ref := o.Ref()
-		res := w.dynamic.Resource(kindGVR[o.Kind]).Namespace(ref.Namespace)
-		rv := versions[o.Key()]
-		var err error
-		// Landscaper's controllers update the Installation's status as
-		// they go, so a version read may be stale by the write: read
-		// again, and write what is still own's.
-		for attempt := 0; ; attempt++ {
-			u := &unstructured.Unstructured{Object: o.marked(own, rv)}
-			_, err = res.Apply(ctx, o.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
-			if !apierrors.IsConflict(err) || rv == "" || attempt == 4 {
-				break
-			}
-			live, gerr := res.Get(ctx, o.Name, metav1.GetOptions{})
-			if gerr != nil {
-				break
-			}
-			if why := foreign(live, own); why != "" {
-				return &NotOwnedError{Objects: []string{describe(ref, why)}}
-			}
-			rv = live.GetResourceVersion()
-		}
-		if err != nil {
-			if apierrors.IsNotFound(err) {
-				return fmt.Errorf("writing %s %s/%s: %w (does the namespace %s exist?)", o.Kind, ref.Namespace, o.Name, err, ref.Namespace)
-			}
-			if apierrors.IsConflict(err) {
-				return fmt.Errorf("writing %s %s/%s: it changed since it was read, and is written only as read: %w; "+
-					"apply again", o.Kind, ref.Namespace, o.Name, err)
-			}
-			return w.callError(err, fmt.Sprintf("writing %s %s/%s", o.Kind, ref.Namespace, o.Name))
+		rv, exists := versions[o.Key()]
+		if err := w.write(ctx, own, o, rv, exists); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// write writes o as own. An object claim found absent is created, not
+// applied: server-side apply creates what is absent without any
+// precondition, so it would overwrite one another owner created since
+// the claim. One that exists is applied with the resourceVersion read.
+func (w *Writer) write(ctx context.Context, own Owner, o Object, rv string, exists bool) error {
+	ref := o.Ref()
+	res := w.dynamic.Resource(kindGVR[o.Kind]).Namespace(ref.Namespace)
+	if !exists {
+		created, err := res.Create(ctx, &unstructured.Unstructured{Object: o.marked(own, "")}, metav1.CreateOptions{FieldManager: FieldManager})
+		if err == nil {
+			return w.applied(ctx, res, own, ref, created)
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return w.writeError(err, o)
+		}
+		// Created since the claim: written again only if it is own's.
+		live, gerr := res.Get(ctx, o.Name, metav1.GetOptions{})
+		if gerr != nil {
+			return w.callError(gerr, fmt.Sprintf("reading %s %s/%s", o.Kind, ref.Namespace, o.Name))
+		}
+		if why := foreign(live, own); why != "" {
+			return &NotOwnedError{Objects: []string{describe(ref, why)}}
+		}
+		rv = live.GetResourceVersion()
+	}
+	var err error
+	// Landscaper's controllers update the Installation's status as they
+	// go, so a version read may be stale by the write: read again, and
+	// write what is still own's.
+	for attempt := 0; ; attempt++ {
+		u := &unstructured.Unstructured{Object: o.marked(own, rv)}
+		_, err = res.Apply(ctx, o.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		if !apierrors.IsConflict(err) || attempt == 4 {
+			break
+		}
+		live, gerr := res.Get(ctx, o.Name, metav1.GetOptions{})
+		if gerr != nil {
+			break
+		}
+		if why := foreign(live, own); why != "" {
+			return &NotOwnedError{Objects: []string{describe(ref, why)}}
+		}
+		rv = live.GetResourceVersion()
+	}
+	if err != nil {
+		return w.writeError(err, o)
+	}
+	return nil
+}
+
+// applied makes the fields a Create set on u this field manager's as if
+// server-side apply had set them: a Create records them under an Update
+// entry, which a later apply does not remove when the object no longer
+// holds them (an import dropped from the Installation, a key from a
+// DataObject). Only the object created, still own's, is changed.
+func (w *Writer) applied(ctx context.Context, res dynamic.ResourceInterface, own Owner, ref ObjectRef, u *unstructured.Unstructured) error {
+	uid := u.GetUID()
+	for attempt := 0; ; attempt++ {
+		fields := u.GetManagedFields()
+		changed := false
+		for i, f := range fields {
+			if f.Manager == FieldManager && f.Operation == metav1.ManagedFieldsOperationUpdate && f.Subresource == "" {
+				fields[i].Operation, changed = metav1.ManagedFieldsOperationApply, true
+			}
+		}
+		if !changed {
+			return nil
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": u.GetResourceVersion(), "managedFields": fields}})
+		if err != nil {
+			return err
+		}
+		_, err = res.Patch(ctx, ref.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		if !apierrors.IsConflict(err) || attempt == 4 {
+			if err != nil {
+				return w.callError(err, fmt.Sprintf("taking the fields of %s %s/%s as applied", ref.Kind, ref.Namespace, ref.Name))
+			}
+			return nil
+		}
+		if u, err = res.Get(ctx, ref.Name, metav1.GetOptions{}); err != nil {
+			return w.callError(err, fmt.Sprintf("reading %s %s/%s", ref.Kind, ref.Namespace, ref.Name))
+		}
+		if why := foreign(u, own); why != "" || u.GetUID() != uid {
+			if why == "" {
+				why = "deleted and created again since this apply created it"
+			}
+			return &NotOwnedError{Objects: []string{describe(ref, why)}}
+		}
+	}
+}
+
+// writeError explains a failed write of o.
+func (w *Writer) writeError(err error, o Object) error {
+	ref := o.Ref()
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("writing %s %s/%s: %w (does the namespace %s exist?)", o.Kind, ref.Namespace, o.Name, err, ref.Namespace)
+	}
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("writing %s %s/%s: it changed since it was read, and is written only as read: %w; "+
+			"apply again", o.Kind, ref.Namespace, o.Name, err)
+	}
+	return w.callError(err, fmt.Sprintf("writing %s %s/%s", o.Kind, ref.Namespace, o.Name))
 }
 
 // Live reads the objects as they are now, each cut down to the fields its
