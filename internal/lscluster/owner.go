@@ -23,8 +23,8 @@ const (
 	// wrote the object.
 	OwnerAnnotation = "terraform-provider-landscaper/owner"
 	// InstallationAnnotation holds the installation the object belongs
-	// to, for people reading the namespace, and for the objects an
-	// installation deleted outside Terraform left behind (see Apply).
+	// to, for people reading the namespace: which installation's
+	// objects another owner's are, when a write is refused.
 	InstallationAnnotation = "terraform-provider-landscaper/installation"
 )
 
@@ -94,17 +94,20 @@ func describe(ref ObjectRef, why string) string {
 
 // claim reads the objects and refuses, before anything is written, those
 // another owner wrote; it returns the resourceVersions of those that
-// exist, by Key. What an installation of this name wrote before its
-// Installation was deleted outside Terraform is own's to write again:
-// the Installation is gone, so no one runs it (a resource whose
-// Installation was deleted plans a create, with a new ID).
+// exist, by Key. Only own's objects are written again, also when no
+// Installation stands on them: the resource keeps its owner ID for as
+// long as it is in a state (an Installation deleted outside Terraform
+// included), and objects of another ID are another state's, whether its
+// apply has not written its Installation yet or its state was lost (see
+// the security guide: they are taken over deliberately, never by a
+// write).
 func (w *Writer) claim(ctx context.Context, own Owner, objs []Object) (map[string]string, error) {
 	if own.ID == "" || own.Installation == "" {
 		return nil, errors.New("no owner to write the objects as")
 	}
-	live := make([]*unstructured.Unstructured, len(objs))
-	installationGone := true
-	for i, o := range objs {
+	var refused []string
+	versions := map[string]string{}
+	for _, o := range objs {
 		ref := o.Ref()
 		u, err := w.dynamic.Resource(kindGVR[o.Kind]).Namespace(ref.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
 		switch {
@@ -113,27 +116,13 @@ func (w *Writer) claim(ctx context.Context, own Owner, objs []Object) (map[strin
 		case err != nil:
 			return nil, w.callError(err, fmt.Sprintf("reading %s %s/%s", o.Kind, ref.Namespace, o.Name))
 		}
-		live[i] = u
-		if o.Kind == KindInstallation {
-			installationGone = false
-		}
-	}
-	var refused []string
-	versions := map[string]string{}
-	for i, u := range live {
-		if u == nil {
-			continue
-		}
-		versions[objs[i].Key()] = u.GetResourceVersion()
-		why := foreign(u, own)
-		leftOver := objs[i].Kind != KindInstallation && installationGone &&
-			u.GetAnnotations()[OwnerAnnotation] != "" && u.GetAnnotations()[InstallationAnnotation] == own.Installation
-		switch {
-		case why == "" || leftOver:
-		case objs[i].Kind == KindInstallation:
-			refused = append([]string{describe(objs[i].Ref(), why)}, refused...)
+		versions[o.Key()] = u.GetResourceVersion()
+		switch why := foreign(u, own); {
+		case why == "":
+		case o.Kind == KindInstallation:
+			refused = append([]string{describe(ref, why)}, refused...)
 		default:
-			refused = append(refused, describe(objs[i].Ref(), why))
+			refused = append(refused, describe(ref, why))
 		}
 	}
 	if len(refused) > 0 {

@@ -129,20 +129,71 @@ func TestWriterRefusesWhatAnotherOwnerWrote(t *testing.T) {
 	}
 
 	// A's Installation deleted outside Terraform: what A wrote for it is
-	// left over, and a resource creating the installation again (A with a
-	// new identity, after its refresh dropped it) writes it.
+	// still A's, whose resource keeps its owner ID and writes the
+	// installation again; another owner naming the installation is
+	// refused as before (third remote review, RR3-2: it took A's objects).
 	c.remove("Installation", "app")
-	if err := w.Apply(t.Context(), b, spec("b")); err != nil {
-		t.Fatalf("writing an installation again over what its deleted Installation left: %v", err)
+	err = w.Apply(t.Context(), b, spec("b"))
+	if _, ok := errors.AsType[*NotOwnedError](err); !ok || !strings.Contains(err.Error(), "DataObject "+c.ns+"/app.import.greeting (written by another Terraform resource") {
+		t.Errorf("another resource writing over what A's deleted Installation left: %v", err)
 	}
-	if got := greeting(); got != "b" {
-		t.Errorf("DataObject %v after the second write", got)
+	if got := greeting(); got != "a" {
+		t.Errorf("DataObject %v after another owner's refused write", got)
 	}
-	if notOwned, err := w.Delete(t.Context(), a, refsOfObjects(objsA)); err != nil || notOwned == nil {
-		t.Errorf("A deletes what B now owns: %v %v", notOwned, err)
+	if err := w.Apply(t.Context(), a, spec("a2")); err != nil {
+		t.Fatalf("A writing its installation again over what its deleted Installation left: %v", err)
 	}
-	if notOwned, err := w.Delete(t.Context(), b, refsOfObjects(objsA)); err != nil || notOwned != nil {
-		t.Errorf("B deletes its objects: %v %v", notOwned, err)
+	if got := greeting(); got != "a2" {
+		t.Errorf("DataObject %v after A wrote it again", got)
+	}
+	if notOwned, err := w.Delete(t.Context(), b, refsOfObjects(objsA)); err != nil || notOwned == nil {
+		t.Errorf("B deletes what A owns: %v %v", notOwned, err)
+	}
+	if notOwned, err := w.Delete(t.Context(), a, refsOfObjects(objsA)); err != nil || notOwned != nil {
+		t.Errorf("A deletes its objects: %v %v", notOwned, err)
+	}
+}
+
+// While one resource's apply has written its objects but not yet the
+// Installation (written last; or never, when that apply was cut short),
+// another resource naming the same installation is refused, not handed
+// the first one's Secrets and DataObjects (third remote review, RR3-2).
+func TestWriterRefusesAnotherOwnersObjectsWithoutInstallation(t *testing.T) {
+	c := newCluster(t)
+	w, err := NewWriter(restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Owner{ID: NewOwnerID(), Installation: "app"}
+	b := Owner{ID: NewOwnerID(), Installation: "app"}
+	s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint, Data: map[string]any{"greeting": "from-a"},
+		SecretData: map[string]any{"password": "pw-a"}}
+	objs, err := s.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(t.Context(), a, objs[:len(objs)-1]); err != nil {
+		t.Fatal(err)
+	}
+	s.Data["greeting"], s.SecretData["password"] = "from-b", "pw-b"
+	objsB, err := s.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Apply(t.Context(), b, objsB)
+	if _, ok := errors.AsType[*NotOwnedError](err); !ok || !strings.Contains(err.Error(), "Secret "+c.ns+"/app.import.password (written by another Terraform resource") {
+		t.Errorf("another resource's apply over objects without an Installation: %v", err)
+	}
+	u, err := c.d.Resource(dataObjectsGVR).Namespace(c.ns).Get(t.Context(), "app.import.greeting", metav1.GetOptions{})
+	if err != nil || u.GetAnnotations()[OwnerAnnotation] != a.ID || u.Object["data"] != "from-a" {
+		t.Errorf("A's DataObject became %v (%v)", u, err)
+	}
+	if _, err := c.d.Resource(installationsGVR).Namespace(c.ns).Get(t.Context(), "app", metav1.GetOptions{}); err == nil {
+		t.Errorf("the refused apply wrote the Installation")
+	}
+	// A's apply, run again, finishes.
+	if err := w.Apply(t.Context(), a, objs); err != nil {
+		t.Errorf("A's apply after it was cut short: %v", err)
 	}
 }
 

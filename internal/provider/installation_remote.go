@@ -1026,7 +1026,13 @@ func (x *installations) readRemote(ctx context.Context, state tftypes.Value, sav
 		// stay recorded while any is left: the next apply writes the
 		// Installation again, and a destroy deletes them.
 		left, err := w.Live(ctx, rs.Objects)
-		if err != nil || len(left) == 0 {
+		if err != nil {
+			// Dropped, the resource would create the installation anew
+			// under another owner ID, which its own objects refuse.
+			ps.warn(attrPath(attrLandscaperCluster), "Cannot read the objects written to the Landscaper cluster", err.Error())
+			return state, nil, ps.masked(sec.Text)
+		}
+		if len(left) == 0 {
 			ps.warn(nil, "Installation deleted outside Terraform", fmt.Sprintf("The Installation %s/%s is gone from the "+
 				"Landscaper cluster; the next apply writes it again.", rs.Namespace, name))
 			return tftypes.NewValue(x.t, nil), nil, ps.masked(sec.Text)
