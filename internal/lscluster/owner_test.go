@@ -4,6 +4,7 @@ package lscluster
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -344,5 +345,51 @@ func TestWriterRemovesWhatACreatedObjectNoLongerHolds(t *testing.T) {
 	}
 	if data, _ := u.Object["data"].(map[string]any); len(data) != 1 {
 		t.Errorf("the DataObject holds %v after the key b was dropped, want only a", u.Object["data"])
+	}
+}
+
+// An object another owner takes between Apply's reads and its write,
+// after other objects were written (the Installation, written last), is a
+// PartialWriteError naming what was written, not a NotOwnedError, which
+// says nothing was: the provider would leave a new Secret unrecorded
+// (third remote review, RR3-5).
+func TestWriterReportsWhatItWroteBeforeARefusal(t *testing.T) {
+	c := newCluster(t)
+	w, err := NewWriter(restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := Owner{ID: NewOwnerID(), Installation: "app"}
+	s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint, Data: map[string]any{"greeting": "a"}}
+	objs, err := s.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(t.Context(), own, objs); err != nil {
+		t.Fatal(err)
+	}
+	w.afterClaim = func() {
+		patch := `{"metadata":{"annotations":{"` + OwnerAnnotation + `":"someone-else"}}}`
+		if _, err := c.d.Resource(installationsGVR).Namespace(c.ns).Patch(t.Context(), "app", types.MergePatchType,
+			[]byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.SecretData = map[string]any{"password": "new-sensitive-import-4711"}
+	if objs, err = s.Objects(); err != nil {
+		t.Fatal(err)
+	}
+	err = w.Apply(t.Context(), own, objs)
+	partial, ok := errors.AsType[*PartialWriteError](err)
+	if !ok || NothingWritten(err) || !slices.Contains(partial.Written, "Secret/app.import.password") ||
+		!strings.Contains(err.Error(), "Installation "+c.ns+"/app (written by another Terraform resource") {
+		t.Fatalf("a refusal after the new Secret was written: %v (nothing written: %v)", err, NothingWritten(err))
+	}
+	if slices.Contains(partial.Written, "Installation/app") {
+		t.Errorf("the Installation another owner took counts as written: %v", partial.Written)
+	}
+	u, err := c.d.Resource(installationsGVR).Namespace(c.ns).Get(t.Context(), "app", metav1.GetOptions{})
+	if err != nil || u.GetAnnotations()[OwnerAnnotation] != "someone-else" {
+		t.Errorf("the Installation another owner took became %v (%v)", u.GetAnnotations(), err)
 	}
 }

@@ -61,9 +61,10 @@ func (w *Writer) poll() time.Duration {
 
 // Apply writes the objects in their order with server-side apply, as
 // own (see claim: an object another owner wrote refuses the whole apply,
-// a *NotOwnedError, before anything is written): fields another manager
-// set on them are taken over, fields this manager set before and the
-// objects no longer hold are removed.
+// a *NotOwnedError, before anything is written; an error after the
+// first write is a *PartialWriteError): fields another manager set on
+// them are taken over, fields this manager set before and the objects no
+// longer hold are removed.
 func (w *Writer) Apply(ctx context.Context, own Owner, objs []Object) error {
 	if err := w.check(); err != nil {
 		return err
@@ -80,13 +81,42 @@ func (w *Writer) Apply(ctx context.Context, own Owner, objs []Object) error {
 	if w.afterClaim != nil {
 		w.afterClaim()
 	}
+	var written []string
 	for _, o := range objs {
 		rv, exists := versions[o.Key()]
 		if err := w.write(ctx, own, o, rv, exists); err != nil {
+			if len(written) > 0 {
+				return &PartialWriteError{Written: written, Err: err}
+			}
 			return err
 		}
+		written = append(written, o.Key())
 	}
 	return nil
+}
+
+// PartialWriteError is an Apply that failed after it had written some of
+// the objects: also a *NotOwnedError from an object another owner wrote
+// after the claim read it. What was written is own's, and the caller
+// keeps track of it.
+type PartialWriteError struct {
+	// Written are the keys of the objects written, in order.
+	Written []string
+	Err     error
+}
+
+func (e *PartialWriteError) Error() string {
+	return fmt.Sprintf("%v (after writing %s)", e.Err, strings.Join(e.Written, ", "))
+}
+
+func (e *PartialWriteError) Unwrap() error { return e.Err }
+
+// NothingWritten says whether Apply's err means nothing was written: an
+// object another owner wrote refused the apply before its first write.
+func NothingWritten(err error) bool {
+	_, notOwned := errors.AsType[*NotOwnedError](err)
+	_, partial := errors.AsType[*PartialWriteError](err)
+	return notOwned && !partial
 }
 
 // write writes o as own. An object claim found absent is created, not

@@ -729,13 +729,9 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 			return r.failed(ps)
 		}
 		ps.add(attrPath(attrLandscaperCluster), "Cannot write to the Landscaper cluster", run.mask(err.Error()))
-		if _, notOwned := errors.AsType[*lscluster.NotOwnedError](err); notOwned {
-			// Nothing was written.
+		if !rs.writeFailed(err, prev) {
 			return r.failed(ps)
 		}
-		// What was written so far is destroyed with the resource.
-		rs.Objects = append(rs.Objects, staleObjects(prev, rs)...)
-		rs.Unreconciled = true
 		return x.remoteState(f, run, r.saved.Status, nil, rs, ps)
 	}
 	st := r.saved.Status
@@ -865,6 +861,22 @@ func staleObjects(prev, rs *remoteState) []lscluster.Object {
 		}
 	}
 	return out
+}
+
+// writeFailed records in rs, the state of an apply whose write failed
+// with err, what that write may have left, and says whether there is
+// anything: nothing when another owner's object refused the write before
+// any was written (lscluster.NothingWritten). Otherwise the records are
+// those of prev and of rs together, as some of either may be on the
+// cluster (a destroy deletes them), and Landscaper's job for what was
+// written has not run.
+func (rs *remoteState) writeFailed(err error, prev *remoteState) bool {
+	if lscluster.NothingWritten(err) {
+		return false
+	}
+	rs.Objects = append(rs.Objects, staleObjects(prev, rs)...)
+	rs.Unreconciled = true
+	return true
 }
 
 // owner is who the resource of installation name writes as.

@@ -159,3 +159,29 @@ func TestRemoteSpecLocatesTargets(t *testing.T) {
 		t.Errorf("an inline target's location is %q", got.Location)
 	}
 }
+
+// A write refused by another owner's object after other objects were
+// written (lscluster.PartialWriteError) was read as "nothing was
+// written": the prior state stood, and the new Secrets it wrote were in
+// no record, so no destroy deleted them (third remote review, RR3-5).
+func TestWriteRefusedAfterAPartialWriteIsRecorded(t *testing.T) {
+	prev := reviewRecords(reviewObjects(t, "ls", map[string]any{"old": "x"}))
+	notOwned := &lscluster.NotOwnedError{Objects: []string{"Installation ls/app (written by another Terraform resource)"}}
+
+	rs := reviewRecords(reviewObjects(t, "ls", map[string]any{"new": "y"}))
+	if rs.writeFailed(notOwned, prev) {
+		t.Errorf("a refusal before any write is taken for a partial write")
+	}
+	rs = reviewRecords(reviewObjects(t, "ls", map[string]any{"new": "y"}))
+	n := len(rs.Objects)
+	if !rs.writeFailed(&lscluster.PartialWriteError{Written: []string{"Secret/app.import.new"}, Err: notOwned}, prev) {
+		t.Fatalf("a refusal after a write is taken for nothing written")
+	}
+	keys := map[string]bool{}
+	for _, o := range rs.Objects {
+		keys[o.Key()] = true
+	}
+	if !rs.Unreconciled || len(rs.Objects) != n+1 || !keys["Secret/app.import.new"] || !keys["Secret/app.import.old"] {
+		t.Errorf("after a partial write the state records %v (unreconciled %v), want the new and the old Secret", slices.Collect(maps.Keys(keys)), rs.Unreconciled)
+	}
+}
