@@ -9,11 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster/lstest"
 )
 
@@ -203,6 +206,43 @@ func TestMoveBetweenModes(t *testing.T) {
 	// refused.
 	refused(modesConfig("", appNS, "changed", chart), "Cannot move back in-process",
 		"differ from those of the last apply on the Landscaper cluster")
+	// The plan cannot check what it does not know: imports from a
+	// resource created in the same apply, and objects changed on the
+	// Landscaper cluster since the last refresh. The apply checks them
+	// again before Landscaper lets go (the third remote review's RR3-4).
+	refusedAtApply := func(config string, args []string, want ...string) {
+		t.Helper()
+		w.Config(config)
+		out, code := w.Run(nil, append([]string{"apply", "-input=false", "-no-color", "-auto-approve"}, args...)...)
+		flat := strings.Join(strings.Fields(out), " ")
+		for _, s := range want {
+			if code != 1 || !strings.Contains(flat, s) {
+				t.Fatalf("apply exited %d without %q:\n%s", code, s, out)
+			}
+		}
+		if !k.exists(lstest.GVRs["Installation"], lsNS, "moving") {
+			t.Fatalf("a refused move back released the Installation:\n%s", out)
+		}
+		k.expectUIDs(appNS, uids, "after a refused move back")
+	}
+	refusedAtApply(modesConfig("", appNS, "${terraform_data.greeting.output}", chart)+
+		"resource \"terraform_data\" \"greeting\" {\n  input = \"changed\"\n}\n", nil,
+		"Cannot move back in-process", "differ from those of the last apply on the Landscaper cluster")
+	dataObjects := lstest.GVRs["DataObject"]
+	imported := lscluster.ObjectName("moving", "import", "greeting")
+	if !k.exists(dataObjects, lsNS, imported) {
+		t.Fatalf("no DataObject %s in %v", imported, k.list(dataObjects, lsNS))
+	}
+	patchData := func(data string) {
+		t.Helper()
+		if _, err := k.Resource(dataObjects, lsNS).Patch(t.Context(), imported, types.MergePatchType,
+			[]byte(`{"data":`+data+`}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	patchData(`"edited"`)
+	refusedAtApply(inProcess, []string{"-refresh=false"}, "Cannot move back in-process", "changed outside Terraform")
+	patchData(`"hello"`)
 	w.Config(inProcess)
 	out, code = w.PlanExitCode()
 	if code != 2 || !strings.Contains(out, "Moving back in-process") || !strings.Contains(out, "update in-place") ||

@@ -15,6 +15,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/manifest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
 )
 
 // Moving an installation between modes hands what it deployed over in
@@ -219,6 +220,11 @@ func (x *installations) applyLeaving(r *jobRun[storedInstallation]) (tftypes.Val
 			rs.Namespace, name, orUnknown(tree.Phase), tree.JobID))
 		return r.failed(ps)
 	}
+	if adoptions == nil {
+		if refused := x.leaveRechecked(r, w, sec); refused.errors() {
+			return r.failed(append(ps, refused...))
+		}
+	}
 	if tree != nil {
 		inst, err := w.Release(r.ctx, rs.owner(name), rs.Namespace, name)
 		if inst != nil {
@@ -284,6 +290,34 @@ func (x *installations) applyLeaving(r *jobRun[storedInstallation]) (tftypes.Val
 	r.private, r.saved = priv, storedInstallation{Status: st}
 	state, priv, jps := x.applyInProcess(r)
 	return state, priv, append(ps, jps...)
+}
+
+// leaveRechecked checks a move back in-process again before Landscaper
+// lets go, as applyRemote checks a move there: the plan checked it only
+// when it knew the blueprint and imports (not when an import comes from a
+// resource changed in the same apply), and against the objects' drift
+// as the last refresh read it (none with -refresh=false).
+func (x *installations) leaveRechecked(r *jobRun[storedInstallation], w *lscluster.Writer, sec *masking.Tree) problems {
+	src, srcKnown := sourceOf(r.f)
+	imp, impKnown, ps := importsOf(r.f, x.targets())
+	if ps.errors() {
+		return ps
+	}
+	if !srcKnown || !impKnown {
+		ps.add(nil, "Installation not known", "blueprint, component or imports still hold unknown values at apply time.")
+		return ps
+	}
+	bp, err := x.load(r.ctx, src)
+	if err != nil {
+		return loadProblems(err)
+	}
+	rs := *r.saved.Remote
+	if rs.Drifted, err = w.Drifted(r.ctx, rs.Objects); err != nil {
+		ps.add(attrPath(attrLandscaperCluster), "Cannot move back in-process", sec.Text(fmt.Sprintf("Reading the "+
+			"objects written to the Landscaper cluster: %v. Nothing was changed.", err)))
+		return ps
+	}
+	return leaveProblems(&rs, r.saved.Status, installation.InputHash(bp, imp))
 }
 
 // moveWriteFailed undoes what a move to a Landscaper cluster wrote before
