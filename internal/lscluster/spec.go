@@ -86,7 +86,12 @@ type Target struct {
 	// server of a kubeconfig: deployer.Registry.TargetLocation), "" when
 	// unknown. Records keep it: a target pointed elsewhere is told from a
 	// rotated credential, which changes only the Secret.
-	Location    string
+	Location string
+	// Pointing is a digest of the config without its credentials
+	// (target.KubernetesClusterPointing), "" when the type's credentials
+	// are not known: only a change of credentials alone, with the same
+	// pointing, is a rotation.
+	Pointing    string
 	Type        string
 	Config      json.RawMessage
 	Labels      map[string]string
@@ -119,9 +124,14 @@ type Object struct {
 type TargetPoints struct {
 	Ref      string `json:",omitempty"`
 	Location string `json:",omitempty"`
+	// Pointing is Target.Pointing. Records written before it was kept
+	// have none.
+	Pointing string `json:",omitempty"`
 }
 
-// SamePoints tells whether two records of a Target point at the same.
+// SamePoints tells whether two records of a Target point at the same, as
+// far as both know: a record without a pointing (an earlier build's)
+// compares by provider target and location.
 func SamePoints(a, b Object) bool {
 	var pa, pb TargetPoints
 	if a.Points != nil {
@@ -130,7 +140,21 @@ func SamePoints(a, b Object) bool {
 	if b.Points != nil {
 		pb = *b.Points
 	}
+	if pa.Pointing == "" || pb.Pointing == "" {
+		pa.Pointing, pb.Pointing = "", ""
+	}
 	return pa == pb
+}
+
+// Rotated tells whether a Target whose config Secret changed from record a
+// to object b had only its credentials changed: both know where the config
+// points without its credentials, and that is the same. Any other change
+// of the config (a target type whose credentials are not known, a record
+// of an earlier build) may point it elsewhere, which Landscaper's next job
+// must deploy to.
+func Rotated(a, b Object) bool {
+	return a.Points != nil && b.Points != nil && a.Points.Pointing != "" && SamePoints(a, b) &&
+		a.Points.Pointing == b.Points.Pointing
 }
 
 // Key names the object as landscaper_objects does: "<kind>/<name>".
@@ -505,7 +529,7 @@ func (b *builder) target(name string, t Target) error {
 	}
 	b.add(KindTarget, GroupVersion.String(), name, map[string]any{"metadata": meta,
 		"spec": map[string]any{"type": t.Type, "secretRef": map[string]any{"name": name, "key": targetConfigKey}}})
-	b.objs[len(b.objs)-1].Points = &TargetPoints{Ref: t.Ref, Location: t.Location}
+	b.objs[len(b.objs)-1].Points = &TargetPoints{Ref: t.Ref, Location: t.Location, Pointing: t.Pointing}
 	return nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
 // Remote mode: landscaper_installation with landscaper_cluster hands the
@@ -463,6 +464,11 @@ func remoteTarget(t *deployer.Target, pt *providerTargets, locate func(string, j
 		out.Type, out.Config = resolved.Type, resolved.Config
 	}
 	out.Location = locate(out.Type, out.Config)
+	if out.Type == target.KubernetesClusterType {
+		// Of other types the provider does not know which fields are
+		// credentials: any change of their config runs a job.
+		out.Pointing = target.KubernetesClusterPointing(out.Config)
+	}
 	return out, nil
 }
 
@@ -487,7 +493,8 @@ func (x *installations) objectsValue(objs []lscluster.Object, sec *masking.Tree,
 // records keep none); and whether all of them are Secrets holding
 // credentials (target configs, registry pull secrets), which a rotated
 // credential changes without any job to run. A Target pointed elsewhere
-// (another provider target or server) changed, though only its Secret is
+// (another provider target, server, CA, proxy or anything else but its
+// credentials: lscluster.Rotated) changed, though only its Secret is
 // written differently.
 func (rs *remoteState) changedObjects(objs []lscluster.Object, secretsChanged []string) (keys []string, onlyCredentials bool) {
 	before := map[string]lscluster.Object{}
@@ -498,7 +505,16 @@ func (rs *remoteState) changedObjects(objs []lscluster.Object, secretsChanged []
 	// A Target's Secret is the one of its name, not one whose name looks
 	// so (a sensitive import "db.target.password"); the registry pull
 	// Secret is one of its own type.
-	credentialSecrets := lscluster.CredentialSecrets(objs)
+	credentialSecrets, targetSecrets := lscluster.CredentialSecrets(objs), lscluster.TargetSecrets(objs)
+	targets := map[string]lscluster.Object{}
+	for _, o := range objs {
+		if o.Kind == lscluster.KindTarget {
+			targets[o.Name] = o
+		}
+	}
+	rotated := func(secret string) bool {
+		return !targetSecrets[secret] || lscluster.Rotated(before[lscluster.KindTarget+"/"+secret], targets[secret])
+	}
 	for _, o := range objs {
 		b, ok := before[o.Key()]
 		if ok && lscluster.Equal(b, o.Record()) && lscluster.SamePoints(b, o) && !slices.Contains(rs.Drifted, o.Key()) &&
@@ -506,7 +522,7 @@ func (rs *remoteState) changedObjects(objs []lscluster.Object, secretsChanged []
 			continue
 		}
 		keys = append(keys, o.Key())
-		onlyCredentials = onlyCredentials && ok && o.Kind == lscluster.KindSecret && credentialSecrets[o.Name]
+		onlyCredentials = onlyCredentials && ok && o.Kind == lscluster.KindSecret && credentialSecrets[o.Name] && rotated(o.Name)
 	}
 	if len(objs) != len(rs.Objects) {
 		onlyCredentials = false

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -106,40 +107,138 @@ func TestRemotePlanReplacesOnUnknownCluster(t *testing.T) {
 	}
 }
 
-// A target import pointed at another cluster (another provider target, or
-// an inline config with another server) changes only the target's
-// Secret, and was planned as a credential rotation: nothing ran, and
-// Landscaper's next reconcile deployed to the new cluster unseen (the
-// remote review's F4). Only a new credential for the same target and
-// server is a rotation.
+// rotationKubeconfig is a kubeconfig with every field a rotation may or
+// may not change; edit replaces a line of it.
+const rotationKubeconfig = `apiVersion: v1
+kind: Config
+current-context: c
+clusters:
+- name: c
+  cluster:
+    server: https://cluster-a.example:6443
+    certificate-authority-data: Q0EtQQ==
+    tls-server-name: api.cluster-a
+    proxy-url: http://proxy-user:proxy-pw-1@proxy.example:3128
+contexts:
+- name: c
+  context: {cluster: c, user: u, namespace: apps}
+users:
+- name: u
+  user:
+    token: tok-1
+`
+
+// A target import's Secret changed is a rotated credential, which runs no
+// job, only when nothing but the credentials changed: a target pointed at
+// another cluster (another provider target, server, CA, TLS server name,
+// proxy, namespace, impersonation, or a target type whose credentials the
+// provider does not know) runs Landscaper's job, or its next reconcile
+// would deploy there unseen (the remote review's F4, and the gap the
+// second and third reviews found: only the server's host was compared).
 func TestRetargetIsNoRotation(t *testing.T) {
-	objs := func(ref, location, token string) []lscluster.Object {
+	x := &installations{deployers: deployer.NewRegistry()}
+	x.deployers.RegisterTargetLocator(target.KubernetesClusterType, target.KubernetesClusterLocation)
+	objs := func(ref, typ, config string) []lscluster.Object {
+		t.Helper()
+		if typ == target.KubernetesClusterType {
+			b, _ := json.Marshal(map[string]string{"kubeconfig": config})
+			config = string(b)
+		}
+		tg, err := remoteTarget(&deployer.Target{Ref: ref, Type: typ, Config: json.RawMessage(config)},
+			&providerTargets{known: true, byName: map[string]*deployer.Target{ref: {Type: typ, Config: json.RawMessage(config)}}},
+			x.deployers.TargetLocation)
+		if err != nil {
+			t.Fatal(err)
+		}
 		s := lscluster.Spec{Namespace: "ls", Name: "app", Files: map[string][]byte{"blueprint.yaml": []byte("kind: Blueprint\n")},
-			Targets: map[string]lscluster.Target{"cluster": {Ref: ref, Location: location, Type: "landscaper.gardener.cloud/kubernetes-cluster",
-				Config: []byte(`{"kubeconfig":"token: ` + token + `"}`)}}}
+			Targets: map[string]lscluster.Target{"cluster": tg}}
 		o, err := s.Objects()
 		if err != nil {
 			t.Fatal(err)
 		}
 		return o
 	}
-	prev := reviewRecords(objs("prod", "https://cluster-a", "tok-1"))
+	edit := func(pairs ...string) string {
+		out := rotationKubeconfig
+		for i := 0; i < len(pairs); i += 2 {
+			if !strings.Contains(out, pairs[i]) {
+				t.Fatalf("no %q in the kubeconfig", pairs[i])
+			}
+			out = strings.Replace(out, pairs[i], pairs[i+1], 1)
+		}
+		return out
+	}
+	const kube, vault = target.KubernetesClusterType, "example.com/vault"
 	secret := []string{"Secret/app.target.cluster"}
 	for _, c := range []struct {
-		name           string
-		ref, location  string
-		wantRotation   bool
-		wantTargetSeen bool
+		name             string
+		ref, typ, before string
+		after            string
+		wantRotation     bool
 	}{
-		{"new token", "prod", "https://cluster-a", true, false},
-		{"another server", "prod", "https://cluster-b", false, true},
-		{"another provider target", "staging", "https://cluster-a", false, true},
-		{"inline config with another server", "", "https://cluster-b", false, true},
+		{"new token", "prod", kube, rotationKubeconfig, edit("token: tok-1", "token: tok-2"), true},
+		{"client certificate instead of a token", "prod", kube, rotationKubeconfig,
+			edit("token: tok-1", "client-certificate-data: Y2VydA==\n    client-key-data: a2V5"), true},
+		{"user and password", "prod", kube, edit("token: tok-1", "username: admin\n    password: pw-1"),
+			edit("token: tok-1", "username: root\n    password: pw-2"), true},
+		{"exec plugin", "prod", kube, rotationKubeconfig, edit("token: tok-1",
+			"exec: {apiVersion: client.authentication.k8s.io/v1, command: get-token, interactiveMode: Never}"), true},
+		{"proxy password", "prod", kube, rotationKubeconfig, edit("proxy-user:proxy-pw-1@", "proxy-user:proxy-pw-2@"), true},
+		{"another server", "prod", kube, rotationKubeconfig, edit("tok-1", "tok-2", "cluster-a.example", "cluster-b.example"), false},
+		{"another CA", "prod", kube, rotationKubeconfig, edit("tok-1", "tok-2", "Q0EtQQ==", "Q0EtQg=="), false},
+		{"another TLS server name", "prod", kube, rotationKubeconfig, edit("tok-1", "tok-2", "api.cluster-a", "api.cluster-b"), false},
+		{"another proxy", "prod", kube, rotationKubeconfig, edit("tok-1", "tok-2", "proxy.example", "proxy-b.example"), false},
+		{"TLS verification off", "prod", kube, rotationKubeconfig,
+			edit("tok-1", "tok-2", "    certificate-authority-data: Q0EtQQ==\n", "    insecure-skip-tls-verify: true\n"), false},
+		{"another namespace", "prod", kube, rotationKubeconfig, edit("tok-1", "tok-2", "namespace: apps", "namespace: other"), false},
+		{"impersonating", "prod", kube, rotationKubeconfig, edit("token: tok-1", "token: tok-2\n    as: admin"), false},
+		{"another provider target", "staging", kube, rotationKubeconfig, edit("tok-1", "tok-2"), false},
+		{"inline config with another server", "", kube, rotationKubeconfig, edit("tok-1", "tok-2", "cluster-a.example", "cluster-b.example"), false},
+		{"a type whose credentials are not known", "prod", vault, `{"url":"https://vault-a","token":"tok-1"}`,
+			`{"url":"https://vault-b","token":"tok-2"}`, false},
+		{"a kubeconfig that cannot be read", "prod", kube, "token: tok-1", "token: tok-2", false},
 	} {
-		changed, rotation := prev.changedObjects(objs(c.ref, c.location, "tok-2"), secret)
-		if rotation != c.wantRotation || slices.Contains(changed, "Target/app.target.cluster") != c.wantTargetSeen {
-			t.Errorf("%s: changed %v, rotation %v; want rotation %v", c.name, changed, rotation, c.wantRotation)
+		t.Run(c.name, func(t *testing.T) {
+			prev := reviewRecords(objs("prod", c.typ, c.before))
+			if changed, _ := prev.changedObjects(objs("prod", c.typ, c.before), nil); len(changed) > 0 {
+				t.Fatalf("nothing changed, yet %v did", changed)
+			}
+			changed, rotation := prev.changedObjects(objs(c.ref, c.typ, c.after), secret)
+			if rotation != c.wantRotation || len(changed) == 0 {
+				t.Errorf("changed %v, rotation %v; want rotation %v", changed, rotation, c.wantRotation)
+			}
+		})
+	}
+}
+
+// Records of an earlier build kept no pointing: a changed target Secret is
+// then taken for a re-pointing (a job runs once, and records the
+// pointing), while an unchanged one plans nothing.
+func TestRotationFromRecordsWithoutPointing(t *testing.T) {
+	cfg, _ := json.Marshal(map[string]string{"kubeconfig": rotationKubeconfig})
+	tg, err := remoteTarget(&deployer.Target{Type: target.KubernetesClusterType, Config: cfg}, nil, func(string, json.RawMessage) string { return "https://cluster-a.example:6443" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := lscluster.Spec{Namespace: "ls", Name: "app", Files: map[string][]byte{"blueprint.yaml": []byte("kind: Blueprint\n")},
+		Targets: map[string]lscluster.Target{"cluster": tg}}
+	objs, err := s.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := reviewRecords(objs)
+	for i, o := range prev.Objects {
+		if o.Points != nil {
+			old := *o.Points
+			old.Pointing = ""
+			prev.Objects[i].Points = &old
 		}
+	}
+	if changed, _ := prev.changedObjects(objs, nil); len(changed) > 0 {
+		t.Errorf("records without a pointing plan %v changed", changed)
+	}
+	if changed, rotation := prev.changedObjects(objs, []string{"Secret/app.target.cluster"}); rotation || len(changed) == 0 {
+		t.Errorf("a changed target Secret against records without a pointing: changed %v, rotation %v", changed, rotation)
 	}
 }
 

@@ -6,9 +6,12 @@ package target
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync/atomic"
 
 	"k8s.io/client-go/rest"
@@ -214,4 +217,37 @@ func KubernetesClusterLocation(config json.RawMessage) string {
 		loc += "#namespace=" + c.Namespace
 	}
 	return loc
+}
+
+// KubernetesClusterPointing is a digest of everything a kubernetes-cluster
+// target's config says but its credentials: the kubeconfig with each
+// user's token, token file, client certificate and key, user name and
+// password, exec and auth-provider plugin, and a proxy URL's user info,
+// taken out. Two configs with the same pointing differ in a credential
+// only (a rotation); a server, CA, TLS server name, proxy, namespace,
+// impersonation or any other field changes it. It holds no credential.
+// "" when the config cannot be read.
+func KubernetesClusterPointing(config json.RawMessage) string {
+	kc, err := ParseKubernetesCluster(config)
+	if err != nil {
+		return ""
+	}
+	for _, u := range kc.AuthInfos {
+		u.Token, u.TokenFile, u.Username, u.Password = "", "", "", ""
+		u.ClientCertificate, u.ClientCertificateData, u.ClientKey, u.ClientKeyData = "", nil, "", nil
+		u.Exec, u.AuthProvider = nil, nil
+	}
+	for _, c := range kc.Clusters {
+		if p, err := url.Parse(c.ProxyURL); err == nil && p.User != nil {
+			p.User = nil
+			c.ProxyURL = p.String()
+		}
+	}
+	// clientcmd writes the named lists sorted by name.
+	out, err := clientcmd.Write(*kc)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(out)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -208,3 +208,34 @@ func TestSelfTargetIsRefusedByName(t *testing.T) {
 		}
 	}
 }
+
+// A kubeconfig's pointing does not depend on the order its clusters,
+// contexts and users come in (Go maps, once parsed), nor on its
+// credentials; it does on everything else.
+func TestKubernetesClusterPointing(t *testing.T) {
+	entries := func(order []int, token string) string {
+		var clusters, contexts, users string
+		for _, i := range order {
+			n := string(rune('a' + i))
+			clusters += "- name: " + n + "\n  cluster: {server: 'https://" + n + ".example', proxy-url: 'http://u:" + token + "@proxy'}\n"
+			contexts += "- name: " + n + "\n  context: {cluster: " + n + ", user: " + n + "}\n"
+			users += "- name: " + n + "\n  user: {token: " + token + n + "}\n"
+		}
+		return "apiVersion: v1\nkind: Config\ncurrent-context: a\nclusters:\n" + clusters + "contexts:\n" + contexts + "users:\n" + users
+	}
+	want := KubernetesClusterPointing(cfg(t, entries([]int{0, 1, 2, 3}, "one")))
+	if want == "" {
+		t.Fatal("no pointing")
+	}
+	for range 20 {
+		if got := KubernetesClusterPointing(cfg(t, entries([]int{3, 1, 0, 2}, "two"))); got != want {
+			t.Fatalf("the same kubeconfig, other order and credentials: %s, want %s", got, want)
+		}
+	}
+	if got := KubernetesClusterPointing(cfg(t, strings.Replace(entries([]int{0, 1, 2, 3}, "one"), "b.example", "x.example", 1))); got == want {
+		t.Error("another server of a context points the same")
+	}
+	if got := KubernetesClusterPointing(json.RawMessage(`{"kubeconfig":"not a kubeconfig"}`)); got != "" {
+		t.Errorf("an unreadable config points at %q", got)
+	}
+}
