@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer/helm/helmtest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster/lstest"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/privatestate"
 )
 
 // modesBlueprint deploys a ConfigMap with the manifest deployer and the
@@ -187,6 +189,27 @@ func TestMoveBetweenModes(t *testing.T) {
 	}
 	exported("on Landscaper")
 	planEmpty("after the move to Landscaper")
+	// The state records the namespace's UID with the URL: another cluster
+	// answering at that URL is told by it (the third remote review's RR3-6).
+	doc, err := privatestate.Decode(w.Private("landscaper_installation", "moving"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored struct {
+		Remote struct {
+			NamespaceUID string `json:"namespace_uid"`
+		} `json:"remote"`
+	}
+	if err := json.Unmarshal(doc.JSON, &stored); err != nil {
+		t.Fatal(err)
+	}
+	nsObj, err := k.Resource(lstest.GVRs["Namespace"], "").Get(t.Context(), lsNS, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stored.Remote.NamespaceUID; got == "" || got != string(nsObj.GetUID()) {
+		t.Errorf("the state records namespace UID %q, the namespace %s is %s", got, lsNS, nsObj.GetUID())
+	}
 
 	// On Landscaper, the config item gains an object of policy fallback,
 	// created by Landscaper's deployer and marked by its label: the move

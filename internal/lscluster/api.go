@@ -28,6 +28,7 @@ var (
 	overwritesGVR    = GroupVersion.WithResource("componentversionoverwrites")
 	secretsGVR       = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	configMapsGVR    = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	namespacesGVR    = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
 // Labels and annotations Landscaper's controllers write.

@@ -4,11 +4,13 @@ package lscluster
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster/lstest"
@@ -179,4 +181,25 @@ config:
 		t.Errorf("warnings %q: want exactly those two", inst.Warnings)
 	}
 	noSecrets(t, inst)
+}
+
+// The UID of a namespace tells the cluster objects were written to from
+// another one answering at the same URL; a missing namespace is
+// ErrNotFound, so that it is not taken for unreadable.
+func TestNamespaceUID(t *testing.T) {
+	c := newCluster(t)
+	r, err := New(restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := c.d.Resource(namespacesGVR).Get(t.Context(), c.ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid, err := r.NamespaceUID(t.Context(), c.ns); err != nil || uid == "" || uid != string(ns.GetUID()) {
+		t.Errorf("NamespaceUID(%s) = %q, %v; want %s", c.ns, uid, err, ns.GetUID())
+	}
+	if uid, err := r.NamespaceUID(t.Context(), c.ns+"-missing"); !errors.Is(err, ErrNotFound) || uid != "" {
+		t.Errorf("NamespaceUID of a missing namespace = %q, %v; want ErrNotFound", uid, err)
+	}
 }

@@ -46,6 +46,26 @@ type Reader struct {
 // that what was written to one cluster is never looked for on another.
 func (r *Reader) Server() string { return strings.ToLower(strings.TrimSuffix(r.host, "/")) }
 
+// NamespaceUID is the UID of a namespace on the API server the reader
+// reads. With Server, it tells the cluster objects were written to from
+// another one answering at the same URL (a port-forward,
+// https://kubernetes.default.svc, a DNS name pointed at a new cluster),
+// and the namespace they were written to from one deleted and created
+// again, which took them along. "" without an error when the credentials
+// may not read the namespace; an ErrNotFound when it is not there.
+func (r *Reader) NamespaceUID(ctx context.Context, namespace string) (string, error) {
+	u, err := r.dynamic.Resource(namespacesGVR).Get(ctx, namespace, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", fmt.Errorf("%w: namespace %s", ErrNotFound, namespace)
+	case apierrors.IsForbidden(err):
+		return "", nil
+	case err != nil:
+		return "", r.callError(err, "reading namespace "+namespace)
+	}
+	return string(u.GetUID()), nil
+}
+
 // New returns a reader of the cluster the config points to. It does not
 // contact the cluster yet.
 func New(config *rest.Config) (*Reader, error) {

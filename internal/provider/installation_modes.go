@@ -191,7 +191,7 @@ func leaveWarning(rs *remoteState, st *installation.Status, name string) problem
 func (x *installations) applyLeaving(r *jobRun[storedInstallation]) (tftypes.Value, []byte, problems) {
 	rs, f := r.saved.Remote, r.f
 	name := str(f["name"])
-	w, ps := x.recordedWriter(rs)
+	w, ps := x.recordedWriter(r.ctx, rs)
 	if w == nil {
 		return r.failed(ps)
 	}

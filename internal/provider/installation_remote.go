@@ -74,6 +74,12 @@ type remoteState struct {
 	// nor write or delete on that other cluster: what was written would
 	// be left behind, tracked by no state.
 	Server string `json:"server,omitempty"`
+	// NamespaceUID is the UID of Namespace on that server (lscluster.Reader.
+	// NamespaceUID): another cluster may answer at the same URL. ""
+	// when the credentials may not read it, or in the state of an earlier
+	// build until the next apply, or a refresh that finds this resource's
+	// Installation, records it.
+	NamespaceUID string `json:"namespace_uid,omitempty"`
 }
 
 // entering tells a remote plan or apply of an installation that ran
@@ -558,7 +564,7 @@ func (x *installations) planRemote(ctx context.Context, f, pf map[string]tftypes
 	}
 	if rs := saved.Remote; rs != nil && known && rs.Target == target {
 		w, _ := x.landscaperWriter(target)
-		ps = append(ps, clusterMoved(rs, w)...)
+		ps = append(ps, clusterMoved(ctx, rs, w)...)
 	}
 	if ps.errors() || !known {
 		unknown(computed...)
@@ -644,28 +650,57 @@ func (x *installations) secretsChanged(ctx context.Context, target string, run *
 
 // recordedWriter writes to the Landscaper resource cluster the objects of
 // rs were written to; nil, with an error, when the provider target now
-// points at another API server.
-func (x *installations) recordedWriter(rs *remoteState) (*lscluster.Writer, problems) {
+// points at another cluster.
+func (x *installations) recordedWriter(ctx context.Context, rs *remoteState) (*lscluster.Writer, problems) {
 	w, ps := x.landscaperWriter(rs.Target)
-	if moved := clusterMoved(rs, w); moved != nil {
+	if moved := clusterMoved(ctx, rs, w); moved != nil {
 		return nil, append(ps, moved...)
 	}
 	return w, ps
 }
 
-// clusterMoved refuses a writer w of another API server than the one the
-// objects of rs were written to.
-func clusterMoved(rs *remoteState, w *lscluster.Writer) problems {
-	if w == nil || rs.Server == "" || w.Server() == rs.Server {
+// clusterMoved refuses a writer w of another cluster than the one the
+// objects of rs were written to: another API server, or, at the same URL,
+// a namespace of another UID.
+func clusterMoved(ctx context.Context, rs *remoteState, w *lscluster.Writer) problems {
+	if w == nil {
 		return nil
 	}
 	var ps problems
-	ps.add(attrPath(attrLandscaperCluster).WithAttributeName("target"), "The Landscaper cluster moved", fmt.Sprintf(
-		"The provider target %q now points at the API server %s, but this installation's objects were written to %s. "+
-			"Nothing is read, written or deleted on the other cluster, as the objects on %s would be left behind: point "+
-			"the provider target back at %s (to destroy the installation there, or move it with a new name), or remove "+
-			"the resource from the state (terraform state rm) if those objects are gone.",
-		rs.Target, w.Server(), rs.Server, rs.Server, rs.Server))
+	at := attrPath(attrLandscaperCluster).WithAttributeName("target")
+	const summary = "The Landscaper cluster moved"
+	if rs.Server != "" && w.Server() != rs.Server {
+		ps.add(at, summary, fmt.Sprintf("The provider target %q now points at the API server %s, but this installation's "+
+			"objects were written to %s. Nothing is read, written or deleted on the other cluster, as the objects on %s "+
+			"would be left behind: point the provider target back at %s (to destroy the installation there, or move it "+
+			"with a new name), or remove the resource from the state (terraform state rm) if those objects are gone.",
+			rs.Target, w.Server(), rs.Server, rs.Server, rs.Server))
+		return ps
+	}
+	if rs.NamespaceUID == "" {
+		return nil
+	}
+	uid, err := w.NamespaceUID(ctx, rs.Namespace)
+	if err != nil && !errors.Is(err, lscluster.ErrNotFound) {
+		// Unreachable: what is read next says so.
+		return nil
+	}
+	if uid == rs.NamespaceUID {
+		return nil
+	}
+	why := fmt.Sprintf("the namespace %s there is not the one they were written to (its UID is %s, not %s)", rs.Namespace, uid, rs.NamespaceUID)
+	switch {
+	case err != nil:
+		why = fmt.Sprintf("there is no namespace %s there", rs.Namespace)
+	case uid == "":
+		why = fmt.Sprintf("the provider target's credentials may no longer read the namespace %s there, which tells "+
+			"the cluster they were written to from another one at the same URL", rs.Namespace)
+	}
+	ps.add(at, summary, fmt.Sprintf("This installation's objects were written to the API server %s, but %s: another "+
+		"cluster answers at that URL (a port-forward, kubernetes.default.svc, a DNS name pointed elsewhere), or the "+
+		"namespace was deleted, and the objects with it. Nothing is read, written or deleted there: point the provider "+
+		"target %q back at the cluster the objects were written to, or remove the resource from the state "+
+		"(terraform state rm) if they are gone.", w.Server(), why, rs.Target))
 	return ps
 }
 
@@ -703,7 +738,7 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 	name, trigger := str(f["name"]), triggerOf(f)
 	prev := r.saved.Remote
 	if prev != nil && prev.Target == target {
-		if _, mps := x.recordedWriter(prev); mps.errors() {
+		if _, mps := x.recordedWriter(ctx, prev); mps.errors() {
 			return r.failed(append(ps, mps...))
 		}
 	}
@@ -724,6 +759,10 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 	}
 	rs := &remoteState{Target: target, Namespace: ns, Trigger: trigger, Owner: lscluster.NewOwnerID(), Server: w.Server(),
 		Input: installation.InputHash(run.bp, run.imp)}
+	// Read before anything is written: an unreadable namespace is left
+	// unrecorded (the URL alone tells the cluster then), a missing one
+	// fails the writes.
+	rs.NamespaceUID, _ = w.NamespaceUID(ctx, ns)
 	if prev != nil && prev.Owner != "" {
 		rs.Owner = prev.Owner
 	}
@@ -1020,7 +1059,7 @@ func remoteStatus(t *lscluster.Tree, mask func(string) string) *installation.Sta
 // Terraform plans a create.
 func (x *installations) readRemote(ctx context.Context, state tftypes.Value, saved storedInstallation) (tftypes.Value, []byte, problems) {
 	rs := saved.Remote
-	w, _ := x.recordedWriter(rs)
+	w, _ := x.recordedWriter(ctx, rs)
 	if w == nil {
 		// The provider's targets may not be known while refreshing, or
 		// point elsewhere now (the plan says so): the state stays as it
@@ -1099,6 +1138,11 @@ func (x *installations) readRemote(ctx context.Context, state tftypes.Value, sav
 	}
 	next := *rs
 	next.Drifted = drifted
+	if next.NamespaceUID == "" && rs.Owner != "" {
+		// The state of an earlier build: the Installation read is this
+		// resource's (its owner ID), so the namespace is the one written to.
+		next.NamespaceUID, _ = w.NamespaceUID(ctx, rs.Namespace)
+	}
 	for _, k := range drifted {
 		ps.warn(attrPath(attrLandscaperObjects).WithElementKeyString(k), fmt.Sprintf("%s changed outside Terraform", k),
 			"The object is gone from the Landscaper cluster or no longer holds what the provider wrote; the next apply writes it again.")
@@ -1129,7 +1173,7 @@ func remoteFailures(st *installation.Status, jobID string) problems {
 // resource stays.
 func (x *installations) destroyRemote(r *jobRun[storedInstallation]) (tftypes.Value, []byte, problems) {
 	rs := r.saved.Remote
-	w, ps := x.recordedWriter(rs)
+	w, ps := x.recordedWriter(r.ctx, rs)
 	if w == nil {
 		return r.failed(ps)
 	}

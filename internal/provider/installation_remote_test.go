@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -331,35 +334,79 @@ func TestRemotePullSecretProblems(t *testing.T) {
 	}
 }
 
-// A provider target pointed at another API server since the objects were
+// fakeLandscaperCluster is an API server serving Landscaper's API with no
+// objects in it but the namespace ls of UID uid: a cluster the objects of
+// a state were never written to.
+func fakeLandscaperCluster(t *testing.T, uid string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/apis/" + lscluster.GroupVersion.String():
+			var res []string
+			for _, n := range []string{"installations", "targets", "dataobjects", "contexts", "executions", "deployitems"} {
+				res = append(res, fmt.Sprintf(`{"name":%q,"namespaced":true,"kind":"X","verbs":["get","list"]}`, n))
+			}
+			fmt.Fprintf(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":%q,"resources":[%s]}`,
+				lscluster.GroupVersion.String(), strings.Join(res, ","))
+		case "/api/v1/namespaces/ls":
+			fmt.Fprintf(w, `{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"ls","uid":%q}}`, uid)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// A provider target pointed at another cluster since the objects were
 // written is refused everywhere, so a refresh does not take them for gone
 // (dropping the resource, its Secrets left on the first cluster, tracked
 // by no state) and nothing is written or deleted on the other cluster:
-// the second remote review's R3.
+// another API server (the second remote review's R3), or another cluster
+// at the same URL, told by the UID of the namespace (the third remote
+// review's RR3-6: a port-forward, kubernetes.default.svc, a DNS name
+// pointed at a new cluster). The cluster answers, and holds nothing of
+// the state's: a refresh that read it would drop the resource.
 func TestRemoteClusterMovedIsRefused(t *testing.T) {
-	kubeconfig := func(server string) []byte {
-		return []byte(`{"kubeconfig":"apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: ` + server +
-			`\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: t0k3n-abcdef}\n"}`)
-	}
+	server := fakeLandscaperCluster(t, "uid-of-cluster-b")
+	kubeconfig := "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: " + server +
+		"\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: t0k3n-abcdef}\n"
 	p := newProvider("test")
 	x := p.installations
 	pt := &providerTargets{known: true, byName: map[string]*deployer.Target{
-		"landscaper": {Type: "landscaper.gardener.cloud/kubernetes-cluster", Config: kubeconfig("https://cluster-b.example:6443")}}}
+		"landscaper": {Type: "landscaper.gardener.cloud/kubernetes-cluster", Config: []byte(`{"kubeconfig":` + strconv.Quote(kubeconfig) + `}`)}}}
 	x.targets = func() *providerTargets { return pt }
 	state := tftypes.NewValue(x.t, remoteFields(t, x, map[string]any{
 		"name": "app", attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
 	}))
-	moved := &remoteState{Target: "landscaper", Namespace: "ls", Server: "https://cluster-a.example:6443"}
-	if w, ps := x.recordedWriter(moved); w != nil || !strings.Contains(fmt.Sprint(ps), "now points at the API server https://cluster-b.example:6443") {
-		t.Errorf("a writer of another cluster: %v, %v", w, ps)
+	records := []lscluster.Object{{Kind: lscluster.KindSecret, Name: "app.target.cluster", Body: map[string]any{
+		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "app.target.cluster", "namespace": "ls"}}}}
+	for _, c := range []struct {
+		name, server, uid string
+		want              string
+	}{
+		{"another API server", "https://cluster-a.example:6443", "", "were written to https://cluster-a.example:6443"},
+		{"another cluster at the same URL", server, "uid-of-cluster-a", "its UID is uid-of-cluster-b, not uid-of-cluster-a"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			moved := &remoteState{Target: "landscaper", Namespace: "ls", Owner: "owner", Server: c.server, NamespaceUID: c.uid,
+				Objects: records}
+			if w, ps := x.recordedWriter(t.Context(), moved); w != nil || !strings.Contains(strings.Join(strings.Fields(fmt.Sprint(ps)), " "), c.want) {
+				t.Errorf("a writer of another cluster: %v, %v", w, ps)
+			}
+			got, priv, _ := x.readRemote(t.Context(), state, storedInstallation{Remote: moved})
+			if got.IsNull() || !got.Equal(state) || priv != nil {
+				t.Errorf("a refresh on another cluster changed the state: null %v, private %s", got.IsNull(), priv)
+			}
+		})
 	}
-	got, priv, _ := x.readRemote(context.Background(), state, storedInstallation{Remote: moved})
-	if got.IsNull() || !got.Equal(state) || priv != nil {
-		t.Errorf("a refresh on another cluster changed the state: null %v, private %s", got.IsNull(), priv)
-	}
-	same := &remoteState{Target: "landscaper", Namespace: "ls", Server: "https://cluster-b.example:6443"}
-	if w, ps := x.recordedWriter(same); w == nil || ps.errors() {
-		t.Errorf("the cluster the objects were written to is refused: %v", ps)
+	for _, uid := range []string{"uid-of-cluster-b", ""} {
+		same := &remoteState{Target: "landscaper", Namespace: "ls", Server: strings.ToLower(server), NamespaceUID: uid}
+		if w, ps := x.recordedWriter(t.Context(), same); w == nil || ps.errors() {
+			t.Errorf("the cluster the objects were written to (namespace UID %q recorded) is refused: %v", uid, ps)
+		}
 	}
 }
 
