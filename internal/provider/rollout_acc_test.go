@@ -138,10 +138,10 @@ func orderOf(w *world) []string {
 func TestAccExecutionRollout_canaryBatchesCompleted(t *testing.T) {
 	w := newWorld(t)
 	body := fmt.Sprintf(`    canary   = { members = ["m2"] }
-    duration = "1s"
+    duration = "2s"
     batches  = ["33%%", "100%%"]
     auto_fail = { max_restarts = 0 }
-    health   = { command = ["sh", "-c", "echo $LANDSCAPER_MEMBER $LANDSCAPER_MEMBER_EXPORT >> %s/health.log"], interval = "200ms" }`, w.Dir)
+    health   = { command = ["sh", "-c", "echo $LANDSCAPER_MEMBER $LANDSCAPER_MEMBER_EXPORT >> %s/health.log"], interval = "1s" }`, w.Dir)
 	checkOrder := func(first string, batches ...[]string) resource.TestCheckFunc {
 		return func(*terraform.State) error { return inRounds(orderOf(w), first, batches...) }
 	}
@@ -254,9 +254,9 @@ func expectMemberRuns(t *testing.T, w *world, want ...string) {
 func TestAccExecutionRollout_autoFailRevertsCanary(t *testing.T) {
 	w := newWorld(t)
 	body := fmt.Sprintf(`    canary    = { members = ["m0"] }
-    duration  = "600ms"
+    duration  = "2s"
     auto_fail = { max_restarts = 0 }
-    health    = { command = ["sh", "-c", "test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "200ms" }`, w.Dir)
+    health    = { command = ["sh", "-c", "test ! -e %s/sick-$LANDSCAPER_MEMBER"], interval = "1s" }`, w.Dir)
 	v2 := w.rolloutConfig(4, "v2", body, "")
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,

@@ -134,10 +134,10 @@ func fleetPlanIs(canary, batches, hold string) plancheck.PlanCheck {
 func TestAccInstallationRollout_canaryBatchesCompleted(t *testing.T) {
 	w := newWorld(t)
 	body := fmt.Sprintf(`    canary   = { members = ["us-1"] }
-    duration = "1s"
+    duration = "2s"
     batches  = ["34%%", "100%%"]
     auto_fail = { max_restarts = 0 }
-    health   = { command = ["sh", "-c", "echo $LANDSCAPER_MEMBER $LANDSCAPER_MEMBER_ITEMS >> %s/health.log"], interval = "200ms" }`, w.Dir)
+    health   = { command = ["sh", "-c", "echo $LANDSCAPER_MEMBER $LANDSCAPER_MEMBER_ITEMS >> %s/health.log"], interval = "1s" }`, w.Dir)
 	order := func(canary string, batches ...[]string) resource.TestCheckFunc {
 		return func(*terraform.State) error {
 			if err := inRounds(memberRounds(w), canary, batches...); err != nil {
