@@ -122,6 +122,12 @@ func (n *node) fail(p core.Phase, err *core.Error) *Status {
 	return n.st
 }
 
+// failIn fails the node for what its blueprint said in step.
+func (n *node) failIn(step FailedIn, err *core.Error) *Status {
+	n.st.FailedIn = step
+	return n.fail(core.PhaseFailed, err)
+}
+
 func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports, prev *Status, jobID string) *Status {
 	st := prev.Clone()
 	if st == nil {
@@ -130,18 +136,18 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	if st.Subs == nil {
 		st.Subs = map[string]*Status{}
 	}
-	st.JobID, st.LastError = jobID, nil
+	st.JobID, st.LastError, st.FailedIn = jobID, nil, ""
 	n := &node{r: r, path: path, jobID: jobID, start: time.Now(), st: st}
 
 	n.setPhase(core.PhaseInit)
 	st.ImportsHash = imp.Hash()
 	rendered, err := bp.Render(ctx, Input{Path: path, Imports: imp, State: st.State})
 	if err != nil {
-		return n.fail(core.PhaseFailed, renderError(err))
+		return n.failIn(FailedInRender, renderError(err))
 	}
 	deps, err := siblingOrder(rendered.Subs)
 	if err != nil {
-		return n.fail(core.PhaseFailed, core.ConfigurationProblem("%s", err.Error()))
+		return n.failIn(FailedInRender, core.ConfigurationProblem("%s", err.Error()))
 	}
 	if r.Rendered != nil {
 		r.Rendered(path, rendered)
@@ -226,7 +232,7 @@ func (r *Runner) run(ctx context.Context, path string, bp Blueprint, imp Imports
 	values.Sealed = sc.sealed
 	ex, err := bp.Exports(ctx, Input{Path: path, Imports: imp, State: rendered.State}, values)
 	if err != nil {
-		return n.fail(core.PhaseFailed, renderError(err))
+		return n.failIn(FailedInExports, renderError(err))
 	}
 	st.Exports = ex
 	st.State = rendered.State
@@ -302,8 +308,11 @@ func (r *Runner) runSubs(ctx context.Context, path string, subs []Sub, deps map[
 			}
 			if in.err != nil {
 				s := in.prev.Clone()
+				if s == nil {
+					s = &Status{Subs: map[string]*Status{}}
+				}
 				s.JobID, s.JobIDFinished, s.Phase = jobID, jobID, core.PhaseFailed
-				s.LastError = core.ConfigurationProblem("%s", in.err.Error())
+				s.LastError, s.FailedIn = core.ConfigurationProblem("%s", in.err.Error()), FailedInImports
 				r.emit(Event{Path: Join(path, subs[i].Name), JobID: jobID, Phase: core.PhaseFailed, Err: s.LastError})
 				return s
 			}
@@ -417,7 +426,7 @@ func (r *Runner) destroy(ctx context.Context, path string, prev *Status, jobID s
 		return nil
 	}
 	st := prev.Clone()
-	st.JobID, st.LastError = jobID, nil
+	st.JobID, st.LastError, st.FailedIn = jobID, nil, ""
 	n := &node{r: r, path: path, jobID: jobID, start: time.Now(), st: st}
 	n.setPhase(core.PhaseInitDelete)
 	n.setPhase(core.PhaseTriggerDelete)

@@ -161,7 +161,7 @@ func (w *shadowWalk) node(ctx context.Context, path string, bp Blueprint, imp Im
 			sc.add(sub, w.exportsOf(subPath, ss))
 		}
 	}
-	if w.in.Exports && st != nil && st.Succeeded() {
+	if w.in.Exports && st != nil && (st.Succeeded() || st.FailedIn == FailedInExports) {
 		w.exports(ctx, path, bp, imp, st, rendered, sc)
 	}
 }

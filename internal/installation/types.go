@@ -200,7 +200,23 @@ type Status struct {
 	// Rollouts are the rollouts of the node's sub-installation groups
 	// (see decideSubs), by group name.
 	Rollouts map[string]*SubRollout `json:"rollouts,omitempty"`
+	// FailedIn says, for a node whose LastError is what its blueprint
+	// said and not a summary of its items' and sub-installations'
+	// errors, in which step it failed. A template's message may quote
+	// what it made of a secret: masking compares it with the shadows'.
+	// Set by the job that failed; not stored.
+	FailedIn FailedIn `json:"-"`
 }
+
+// FailedIn names a step of a node's own work.
+type FailedIn string
+
+// Steps a node's blueprint can fail in.
+const (
+	FailedInRender  FailedIn = "render"
+	FailedInImports FailedIn = "imports"
+	FailedInExports FailedIn = "exports"
+)
 
 // Succeeded reports whether the node's last job ran to its end with success.
 func (s *Status) Succeeded() bool {

@@ -641,6 +641,22 @@ func (t *Tree) nodePaths(specs map[string]engine.ItemSpec) (derived []string) {
 	return derived
 }
 
+// AddPath adds the sub-installation names on the node path that a
+// secret may have made (see nodePaths) to the secret texts, for messages
+// naming the node.
+func (t *Tree) AddPath(path string) {
+	if len(t.shadows) == 0 {
+		return
+	}
+	for p := path; p != ""; {
+		parent, name := splitKey(p)
+		if t.subNamedAfterSecret(parent, name) {
+			t.lit.AddText(name)
+		}
+		p = parent
+	}
+}
+
 // subNamedAfterSecret reports whether the sub-installation name of the
 // node parent may be named after a secret: some shadow renders parent
 // without a sub-installation of that name, or does not render parent.

@@ -1288,18 +1288,30 @@ func redactTree(l *jobLogger, st *installation.Status) {
 	})
 }
 
-// maskNodeErrors masks what a node's rendering or exports said where its
-// shadow failed too, by comparison (masking.Tree.Error): a template's
-// message may quote what it made of a secret.
+// maskNodeErrors masks what a node's blueprint said when it failed (its
+// rendering, import mappings or exports), by comparison with what its
+// shadows said (masking.Tree.Error): a template's message may quote what
+// it made of a secret. Where no shadow failed so, whether the node fails
+// depends on a secret, and nothing of the message shows; the message
+// joins the secret texts, so the summaries above it that quote it are
+// masked too. Sub-installation names a secret made are masked in every
+// message naming the node.
 func maskNodeErrors(sec *masking.Tree, st *installation.Status) {
 	st.Walk(func(p string, s *installation.Status) {
-		if s.LastError == nil || !sec.ShadowFailed(p) {
+		if s.LastError == nil {
+			return
+		}
+		sec.AddPath(p)
+		if s.FailedIn == "" && !sec.ShadowFailed(p) {
+			// A summary of its items' and sub-installations' errors,
+			// each masked where it is.
 			return
 		}
 		e := *s.LastError
 		if m, ok := sec.Error(p, e.Message); ok {
 			e.Message = m
 		} else {
+			sec.AddText(e.Message)
 			e.Message = "the message is not shown: whether the blueprint fails this way depends on the value of a secret"
 		}
 		s.LastError = &e

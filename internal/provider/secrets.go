@@ -90,6 +90,7 @@ func renderProblems(ctx context.Context, sec *masking.Tree, in masking.ShadowInp
 	var pe *installation.PathError
 	if errors.As(err, &pe) {
 		path, msg = pe.Path, pe.Err.Error()
+		sec.AddPath(path)
 	}
 	var refused *atrest.Refused
 	if _, ok := sec.Error(path, msg); !ok && !errors.As(err, &refused) {
