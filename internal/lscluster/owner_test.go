@@ -3,12 +3,15 @@
 package lscluster
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -81,7 +84,7 @@ func TestWriterRefusesWhatAnotherOwnerWrote(t *testing.T) {
 	a := Owner{ID: NewOwnerID(), Installation: "app"}
 	b := Owner{ID: NewOwnerID(), Installation: "app"}
 	objsA := spec("a")
-	if err := w.Apply(t.Context(), a, objsA); err != nil {
+	if _, err := w.Apply(t.Context(), a, objsA); err != nil {
 		t.Fatal(err)
 	}
 	greeting := func() any {
@@ -92,7 +95,7 @@ func TestWriterRefusesWhatAnotherOwnerWrote(t *testing.T) {
 		return u.Object["data"]
 	}
 
-	err = w.Apply(t.Context(), b, spec("b"))
+	_, err = w.Apply(t.Context(), b, spec("b"))
 	if _, ok := errors.AsType[*NotOwnedError](err); !ok || !strings.Contains(err.Error(), "Installation "+c.ns+"/app (written by another Terraform resource") {
 		t.Fatalf("another resource's apply of the same installation: %v", err)
 	}
@@ -121,7 +124,7 @@ func TestWriterRefusesWhatAnotherOwnerWrote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = w.Apply(t.Context(), Owner{ID: NewOwnerID(), Installation: "other"}, objs)
+	_, err = w.Apply(t.Context(), Owner{ID: NewOwnerID(), Installation: "other"}, objs)
 	if err == nil || !strings.Contains(err.Error(), "Secret "+c.ns+"/other.import.password (written by no Terraform resource)") {
 		t.Errorf("applying over a Landscaper user's Secret: %v", err)
 	}
@@ -134,14 +137,14 @@ func TestWriterRefusesWhatAnotherOwnerWrote(t *testing.T) {
 	// installation again; another owner naming the installation is
 	// refused as before (third remote review, RR3-2: it took A's objects).
 	c.remove("Installation", "app")
-	err = w.Apply(t.Context(), b, spec("b"))
+	_, err = w.Apply(t.Context(), b, spec("b"))
 	if _, ok := errors.AsType[*NotOwnedError](err); !ok || !strings.Contains(err.Error(), "DataObject "+c.ns+"/app.import.greeting (written by another Terraform resource") {
 		t.Errorf("another resource writing over what A's deleted Installation left: %v", err)
 	}
 	if got := greeting(); got != "a" {
 		t.Errorf("DataObject %v after another owner's refused write", got)
 	}
-	if err := w.Apply(t.Context(), a, spec("a2")); err != nil {
+	if _, err := w.Apply(t.Context(), a, spec("a2")); err != nil {
 		t.Fatalf("A writing its installation again over what its deleted Installation left: %v", err)
 	}
 	if got := greeting(); got != "a2" {
@@ -173,7 +176,7 @@ func TestWriterRefusesAnotherOwnersObjectsWithoutInstallation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Apply(t.Context(), a, objs[:len(objs)-1]); err != nil {
+	if _, err := w.Apply(t.Context(), a, objs[:len(objs)-1]); err != nil {
 		t.Fatal(err)
 	}
 	s.Data["greeting"], s.SecretData["password"] = "from-b", "pw-b"
@@ -181,7 +184,7 @@ func TestWriterRefusesAnotherOwnersObjectsWithoutInstallation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = w.Apply(t.Context(), b, objsB)
+	_, err = w.Apply(t.Context(), b, objsB)
 	if _, ok := errors.AsType[*NotOwnedError](err); !ok || !strings.Contains(err.Error(), "Secret "+c.ns+"/app.import.password (written by another Terraform resource") {
 		t.Errorf("another resource's apply over objects without an Installation: %v", err)
 	}
@@ -193,7 +196,7 @@ func TestWriterRefusesAnotherOwnersObjectsWithoutInstallation(t *testing.T) {
 		t.Errorf("the refused apply wrote the Installation")
 	}
 	// A's apply, run again, finishes.
-	if err := w.Apply(t.Context(), a, objs); err != nil {
+	if _, err := w.Apply(t.Context(), a, objs); err != nil {
 		t.Errorf("A's apply after it was cut short: %v", err)
 	}
 }
@@ -229,7 +232,7 @@ func TestWriterWritesOnlyWhatItRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Apply(t.Context(), own, objs); err != nil {
+	if _, err := w.Apply(t.Context(), own, objs); err != nil {
 		t.Fatal(err)
 	}
 	w.afterClaim = func() {
@@ -241,7 +244,7 @@ func TestWriterWritesOnlyWhatItRead(t *testing.T) {
 	}
 	s.Data["greeting"] = "b"
 	objs, _ = s.Objects()
-	if err := w.Apply(t.Context(), own, objs); !strings.Contains(fmtErr(err), "DataObject "+c.ns+"/app.import.greeting (written by another Terraform resource") {
+	if _, err := w.Apply(t.Context(), own, objs); !strings.Contains(fmtErr(err), "DataObject "+c.ns+"/app.import.greeting (written by another Terraform resource") {
 		t.Errorf("writing over an object another owner wrote meanwhile: %v", err)
 	}
 	u, err := c.d.Resource(dataObjectsGVR).Namespace(c.ns).Get(t.Context(), "app.import.greeting", metav1.GetOptions{})
@@ -265,7 +268,7 @@ func TestWriterRetriesWhatChangedAndIsStillOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Apply(t.Context(), own, objs); err != nil {
+	if _, err := w.Apply(t.Context(), own, objs); err != nil {
 		t.Fatal(err)
 	}
 	w.afterClaim = func() {
@@ -274,7 +277,7 @@ func TestWriterRetriesWhatChangedAndIsStillOwn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.Apply(t.Context(), own, objs); err != nil {
+	if _, err := w.Apply(t.Context(), own, objs); err != nil {
 		t.Errorf("an Installation touched meanwhile, still this owner's: %v", err)
 	}
 }
@@ -300,7 +303,7 @@ func TestWriterDoesNotOverwriteWhatAnotherOwnerCreatedMeanwhile(t *testing.T) {
 			"  namespace: ${namespace}\n  annotations:\n    " + OwnerAnnotation + ": someone-else\n    " +
 			InstallationAnnotation + ": app\ndata: theirs\n")
 	}
-	err = w.Apply(t.Context(), own, objs)
+	_, err = w.Apply(t.Context(), own, objs)
 	if _, ok := errors.AsType[*NotOwnedError](err); !ok || !strings.Contains(err.Error(), "DataObject "+c.ns+"/app.import.greeting (written by another Terraform resource") {
 		t.Errorf("writing an object another owner created meanwhile: %v", err)
 	}
@@ -329,14 +332,14 @@ func TestWriterRemovesWhatACreatedObjectNoLongerHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Apply(t.Context(), own, objs); err != nil {
+	if _, err := w.Apply(t.Context(), own, objs); err != nil {
 		t.Fatal(err)
 	}
 	s.Data["config"] = map[string]any{"a": 1}
 	if objs, err = s.Objects(); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Apply(t.Context(), own, objs); err != nil {
+	if _, err := w.Apply(t.Context(), own, objs); err != nil {
 		t.Fatal(err)
 	}
 	u, err := c.d.Resource(dataObjectsGVR).Namespace(c.ns).Get(t.Context(), "app.import.config", metav1.GetOptions{})
@@ -365,7 +368,7 @@ func TestWriterReportsWhatItWroteBeforeARefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Apply(t.Context(), own, objs); err != nil {
+	if _, err := w.Apply(t.Context(), own, objs); err != nil {
 		t.Fatal(err)
 	}
 	w.afterClaim = func() {
@@ -379,7 +382,7 @@ func TestWriterReportsWhatItWroteBeforeARefusal(t *testing.T) {
 	if objs, err = s.Objects(); err != nil {
 		t.Fatal(err)
 	}
-	err = w.Apply(t.Context(), own, objs)
+	_, err = w.Apply(t.Context(), own, objs)
 	partial, ok := errors.AsType[*PartialWriteError](err)
 	if !ok || NothingWritten(err) || !slices.Contains(partial.Written, "Secret/app.import.password") ||
 		!strings.Contains(err.Error(), "Installation "+c.ns+"/app (written by another Terraform resource") {
@@ -391,5 +394,51 @@ func TestWriterReportsWhatItWroteBeforeARefusal(t *testing.T) {
 	u, err := c.d.Resource(installationsGVR).Namespace(c.ns).Get(t.Context(), "app", metav1.GetOptions{})
 	if err != nil || u.GetAnnotations()[OwnerAnnotation] != "someone-else" {
 		t.Errorf("the Installation another owner took became %v (%v)", u.GetAnnotations(), err)
+	}
+}
+
+// The Installation Apply wrote, deleted and written again under its name
+// (by another owner, or with this owner's annotation copied), is neither
+// annotated to reconcile nor waited for: Reconcile and Wait act on the
+// UID Apply returned (third remote review, RR3-7).
+func TestWriterActsOnlyOnTheInstallationItWrote(t *testing.T) {
+	c := newCluster(t)
+	w, err := NewWriter(restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := Owner{ID: NewOwnerID(), Installation: "app"}
+	s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint}
+	objs, err := s.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, err := w.Apply(t.Context(), own, objs)
+	if err != nil || uid == "" {
+		t.Fatalf("Apply: %q, %v", uid, err)
+	}
+	insts := c.d.Resource(installationsGVR).Namespace(c.ns)
+	c.remove("Installation", "app")
+	other, err := insts.Create(t.Context(), &unstructured.Unstructured{Object: objs[len(objs)-1].marked(own, "")}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Reconcile(t.Context(), c.ns, "app", uid); !strings.Contains(fmtErr(err), "Installation "+c.ns+"/app (not the Installation this apply wrote") {
+		t.Errorf("Reconcile of a replaced Installation: %v", err)
+	}
+	if u, err := insts.Get(t.Context(), "app", metav1.GetOptions{}); err != nil || u.GetAnnotations()[OperationAnnotation] != "" {
+		t.Errorf("the Installation written in its place was annotated: %v (%v)", u.GetAnnotations(), err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if tree, err := w.Wait(ctx, c.ns, "app", "", uid); tree != nil || !strings.Contains(fmtErr(err), "not the Installation this apply wrote") {
+		t.Errorf("Wait on a replaced Installation: %+v, %v", tree, err)
+	}
+	// The one of the UID given is annotated.
+	if _, err := w.Reconcile(t.Context(), c.ns, "app", other.GetUID()); err != nil {
+		t.Errorf("Reconcile of the Installation of its UID: %v", err)
+	}
+	if u, err := insts.Get(t.Context(), "app", metav1.GetOptions{}); err != nil || u.GetAnnotations()[OperationAnnotation] != ReconcileOperation {
+		t.Errorf("the Installation of the UID given was not annotated: %v (%v)", u.GetAnnotations(), err)
 	}
 }

@@ -57,7 +57,7 @@ func TestSecretsChangedReadsTheCluster(t *testing.T) {
 		return objs
 	}
 	objs := objects("pw-1")
-	if err := w.Apply(t.Context(), Owner{ID: NewOwnerID(), Installation: "app"}, objs); err != nil {
+	if _, err := w.Apply(t.Context(), Owner{ID: NewOwnerID(), Installation: "app"}, objs); err != nil {
 		t.Fatal(err)
 	}
 	check := func(what string, objs []Object, want ...string) {

@@ -64,35 +64,42 @@ func (w *Writer) poll() time.Duration {
 // a *NotOwnedError, before anything is written; an error after the
 // first write is a *PartialWriteError): fields another manager set on
 // them are taken over, fields this manager set before and the objects no
-// longer hold are removed.
-func (w *Writer) Apply(ctx context.Context, own Owner, objs []Object) error {
+// longer hold are removed. It returns the UID of the Installation among
+// the objects: Reconcile, Wait and Exports act on that Installation only,
+// not on one another owner wrote under its name since.
+func (w *Writer) Apply(ctx context.Context, own Owner, objs []Object) (types.UID, error) {
 	if err := w.check(); err != nil {
-		return err
+		return "", err
 	}
 	for _, o := range objs {
 		if _, ok := kindGVR[o.Kind]; !ok {
-			return fmt.Errorf("%s: not a kind a remote installation writes", o.Key())
+			return "", fmt.Errorf("%s: not a kind a remote installation writes", o.Key())
 		}
 	}
 	versions, err := w.claim(ctx, own, objs)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if w.afterClaim != nil {
 		w.afterClaim()
 	}
 	var written []string
+	var installation types.UID
 	for _, o := range objs {
 		rv, exists := versions[o.Key()]
-		if err := w.write(ctx, own, o, rv, exists); err != nil {
+		uid, err := w.write(ctx, own, o, rv, exists)
+		if err != nil {
 			if len(written) > 0 {
-				return &PartialWriteError{Written: written, Err: err}
+				return "", &PartialWriteError{Written: written, Err: err}
 			}
-			return err
+			return "", err
+		}
+		if o.Kind == KindInstallation {
+			installation = uid
 		}
 		written = append(written, o.Key())
 	}
-	return nil
+	return installation, nil
 }
 
 // PartialWriteError is an Apply that failed after it had written some of
@@ -123,34 +130,35 @@ func NothingWritten(err error) bool {
 // applied: server-side apply creates what is absent without any
 // precondition, so it would overwrite one another owner created since
 // the claim. One that exists is applied with the resourceVersion read.
-func (w *Writer) write(ctx context.Context, own Owner, o Object, rv string, exists bool) error {
+func (w *Writer) write(ctx context.Context, own Owner, o Object, rv string, exists bool) (types.UID, error) {
 	ref := o.Ref()
 	res := w.dynamic.Resource(kindGVR[o.Kind]).Namespace(ref.Namespace)
 	if !exists {
 		created, err := res.Create(ctx, &unstructured.Unstructured{Object: o.marked(own, "")}, metav1.CreateOptions{FieldManager: FieldManager})
 		if err == nil {
-			return w.applied(ctx, res, own, ref, created)
+			return created.GetUID(), w.applied(ctx, res, own, ref, created)
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return w.writeError(err, o)
+			return "", w.writeError(err, o)
 		}
 		// Created since the claim: written again only if it is own's.
 		live, gerr := res.Get(ctx, o.Name, metav1.GetOptions{})
 		if gerr != nil {
-			return w.callError(gerr, fmt.Sprintf("reading %s %s/%s", o.Kind, ref.Namespace, o.Name))
+			return "", w.callError(gerr, fmt.Sprintf("reading %s %s/%s", o.Kind, ref.Namespace, o.Name))
 		}
 		if why := foreign(live, own); why != "" {
-			return &NotOwnedError{Objects: []string{describe(ref, why)}}
+			return "", &NotOwnedError{Objects: []string{describe(ref, why)}}
 		}
 		rv = live.GetResourceVersion()
 	}
 	var err error
+	var out *unstructured.Unstructured
 	// Landscaper's controllers update the Installation's status as they
 	// go, so a version read may be stale by the write: read again, and
 	// write what is still own's.
 	for attempt := 0; ; attempt++ {
 		u := &unstructured.Unstructured{Object: o.marked(own, rv)}
-		_, err = res.Apply(ctx, o.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		out, err = res.Apply(ctx, o.Name, u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 		if !apierrors.IsConflict(err) || attempt == 4 {
 			break
 		}
@@ -159,14 +167,14 @@ func (w *Writer) write(ctx context.Context, own Owner, o Object, rv string, exis
 			break
 		}
 		if why := foreign(live, own); why != "" {
-			return &NotOwnedError{Objects: []string{describe(ref, why)}}
+			return "", &NotOwnedError{Objects: []string{describe(ref, why)}}
 		}
 		rv = live.GetResourceVersion()
 	}
 	if err != nil {
-		return w.writeError(err, o)
+		return "", w.writeError(err, o)
 	}
-	return nil
+	return out.GetUID(), nil
 }
 
 // applied makes the fields a Create set on u this field manager's as if
@@ -287,12 +295,20 @@ func ParseMasked(key, text string) (Object, error) {
 	return Object{Kind: kind, Name: name, Body: body}, nil
 }
 
-// Reconcile starts a job of the Installation, as Landscaper's reconcile
-// annotation does, and returns the job it had before, for Wait.
-func (w *Writer) Reconcile(ctx context.Context, namespace, name string) (string, error) {
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{OperationAnnotation: ReconcileOperation}}})
+// Reconcile starts a job of the Installation of the UID (Apply's), as
+// Landscaper's reconcile annotation does, and returns the job it had
+// before, for Wait. Another Installation of the name (ours deleted, and
+// another owner's written since) is refused, not annotated.
+func (w *Writer) Reconcile(ctx context.Context, namespace, name string, uid types.UID) (string, error) {
+	// The UID in a patch is a precondition: the API server refuses to
+	// change it (Invalid), so only the Installation of the UID is changed.
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": uid,
+		"annotations": map[string]any{OperationAnnotation: ReconcileOperation}}})
 	u, err := w.dynamic.Resource(installationsGVR).Namespace(namespace).Patch(ctx, name, types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager})
+	if apierrors.IsInvalid(err) || apierrors.IsNotFound(err) {
+		return "", replaced(namespace, name)
+	}
 	if err != nil {
 		return "", w.callError(err, fmt.Sprintf("annotating Installation %s/%s to reconcile", namespace, name))
 	}
@@ -303,18 +319,24 @@ func (w *Writer) Reconcile(ctx context.Context, namespace, name string) (string,
 	return inst.Status.JobID, nil
 }
 
-// Wait waits until a job other than before has finished, Succeeded or
-// Failed, and returns the tree as it is then. When ctx ends first, it
-// returns the tree as far as it can be read, with ctx's error.
-func (w *Writer) Wait(ctx context.Context, namespace, name, before string) (*Tree, error) {
+// Wait waits until a job other than before of the Installation of the
+// UID has finished, Succeeded or Failed, and returns the tree as it is
+// then. When ctx ends first, it returns the tree as far as it can be
+// read, with ctx's error. Another Installation of the name is an error,
+// and its tree is not returned.
+func (w *Writer) Wait(ctx context.Context, namespace, name, before string, uid types.UID) (*Tree, error) {
 	for {
 		var inst lsInstallation
 		err := w.get(ctx, installationsGVR, namespace, name, "", &inst)
 		switch {
 		case ctx.Err() != nil:
-			return w.treeAfter(namespace, name), ctx.Err()
+			return w.treeAfter(namespace, name, uid), ctx.Err()
+		case errors.Is(err, ErrNotFound):
+			return nil, replaced(namespace, name)
 		case err != nil:
 			return nil, err
+		case inst.UID != uid:
+			return nil, replaced(namespace, name)
 		}
 		st := inst.Status
 		if st.JobID != before && st.JobID != "" && st.JobID == st.JobIDFinished && finished(st.Phase) {
@@ -322,10 +344,17 @@ func (w *Writer) Wait(ctx context.Context, namespace, name, before string) (*Tre
 		}
 		select {
 		case <-ctx.Done():
-			return w.treeAfter(namespace, name), ctx.Err()
+			return w.treeAfter(namespace, name, uid), ctx.Err()
 		case <-time.After(w.poll()):
 		}
 	}
+}
+
+// replaced is the error of an Installation that is not the one written:
+// deleted, and perhaps written again by another owner.
+func replaced(namespace, name string) error {
+	ref := ObjectRef{APIVersion: GroupVersion.String(), Kind: KindInstallation, Namespace: namespace, Name: name}
+	return &NotOwnedError{Objects: []string{describe(ref, "not the Installation this apply wrote: deleted since, and perhaps written again by another owner")}}
 }
 
 func finished(phase string) bool { return phase == phaseSucceeded || phase == phaseFailed }
@@ -335,12 +364,17 @@ const (
 	phaseDeleteFailed = "DeleteFailed"
 )
 
-// treeAfter reads the tree after ctx ended, for the state to say where
-// Landscaper got to; nil when it cannot be read in a few seconds.
-func (w *Writer) treeAfter(namespace, name string) *Tree {
+// treeAfter reads the tree of the Installation of the UID after ctx
+// ended, for the state to say where Landscaper got to; nil when it cannot
+// be read in a few seconds, or another Installation has the name.
+func (w *Writer) treeAfter(namespace, name string, uid types.UID) *Tree {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	t, err := w.Tree(ctx, namespace, name)
+	var inst lsInstallation
+	if err := w.get(ctx, installationsGVR, namespace, name, "", &inst); err != nil || inst.UID != uid {
+		return nil
+	}
+	t, err := w.treeOf(ctx, &inst)
 	if err != nil {
 		return nil
 	}
@@ -407,7 +441,7 @@ func (w *Writer) remove(ctx context.Context, own Owner, namespace, name string, 
 		}
 	}
 	if inst.DeletionTimestamp != nil && inst.Status.Phase == phaseDeleteFailed {
-		if _, err := w.Reconcile(ctx, namespace, name); err != nil {
+		if _, err := w.Reconcile(ctx, namespace, name, uid); err != nil {
 			return nil, err
 		}
 	} else if err := res.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
@@ -420,9 +454,12 @@ func (w *Writer) remove(ctx context.Context, own Owner, namespace, name string, 
 		case errors.Is(err, ErrNotFound):
 			return nil, nil
 		case ctx.Err() != nil:
-			return w.treeAfter(namespace, name), ctx.Err()
+			return w.treeAfter(namespace, name, uid), ctx.Err()
 		case err != nil:
 			return nil, err
+		case inst.UID != uid:
+			// Gone: the Installation there now is another.
+			return nil, nil
 		}
 		st := inst.Status
 		if st.Phase == phaseDeleteFailed && st.JobID == st.JobIDFinished && st.JobID != retried {
@@ -434,7 +471,7 @@ func (w *Writer) remove(ctx context.Context, own Owner, namespace, name string, 
 		}
 		select {
 		case <-ctx.Done():
-			return w.treeAfter(namespace, name), ctx.Err()
+			return w.treeAfter(namespace, name, uid), ctx.Err()
 		case <-time.After(w.poll()):
 		}
 	}
@@ -451,9 +488,10 @@ type ExportedTarget struct {
 }
 
 // Exports reads the export DataObjects and Targets Landscaper wrote for
-// the installation's spec.exports, by export name. An export not written
-// (yet) is missing.
-func (w *Writer) Exports(ctx context.Context, s Spec) (map[string]any, map[string]ExportedTarget, error) {
+// the installation's spec.exports, by export name, as the Installation of
+// the UID (Apply's) exported them. An export not written (yet) is
+// missing.
+func (w *Writer) Exports(ctx context.Context, s Spec, uid types.UID) (map[string]any, map[string]ExportedTarget, error) {
 	objs, err := s.Objects()
 	if err != nil {
 		return nil, nil, err
@@ -464,9 +502,22 @@ func (w *Writer) Exports(ctx context.Context, s Spec) (map[string]any, map[strin
 	// one's names is refused, not taken: its values would reach the
 	// state, and other resources from there.
 	src := InstallationContext(s.Name)
-	notOurs := func(kind, name, export string, labels map[string]string) error {
-		return fmt.Errorf("the %s %s/%s (export %q) was not exported by the Installation %s but by %q: refused, "+
-			"as another installation's value would be taken for this one's", kind, s.Namespace, name, export, s.Name, labels[labelDOSource])
+	// Landscaper also makes the exporting Installation the owner of what
+	// it exports (an ownerReference with its UID): an Installation of this
+	// name another owner wrote after ours was deleted has another UID.
+	notOurs := func(kind, name, export string, meta metav1.ObjectMeta) error {
+		if meta.Labels[labelDOSource] != src {
+			return fmt.Errorf("the %s %s/%s (export %q) was not exported by the Installation %s but by %q: refused, "+
+				"as another installation's value would be taken for this one's", kind, s.Namespace, name, export, s.Name, meta.Labels[labelDOSource])
+		}
+		for _, ref := range meta.OwnerReferences {
+			if ref.Kind == KindInstallation && ref.Name == s.Name && ref.UID == uid {
+				return nil
+			}
+		}
+		return fmt.Errorf("the %s %s/%s (export %q) was not exported by the Installation %s/%s this apply wrote (UID %s), "+
+			"but by another of its name: refused, as another installation's value would be taken for this one's",
+			kind, s.Namespace, name, export, s.Namespace, s.Name, uid)
 	}
 	data := map[string]any{}
 	for _, n := range s.DataExports {
@@ -478,8 +529,12 @@ func (w *Writer) Exports(ctx context.Context, s Spec) (map[string]any, map[strin
 		if err != nil {
 			return nil, nil, err
 		}
-		if do.Labels[labelDOSource] != src || do.Labels[labelDOSourceType] != sourceTypeExport {
-			return nil, nil, notOurs("DataObject", do.Name, n, do.Labels)
+		if do.Labels[labelDOSourceType] != sourceTypeExport {
+			return nil, nil, fmt.Errorf("the DataObject %s/%s (export %q) is no export but %q: refused, as it was not "+
+				"exported by the Installation %s", s.Namespace, do.Name, n, do.Labels[labelDOSourceType], s.Name)
+		}
+		if err := notOurs("DataObject", do.Name, n, do.ObjectMeta); err != nil {
+			return nil, nil, err
 		}
 		v, err := parseJSON(do.Data)
 		if err != nil {
@@ -498,8 +553,8 @@ func (w *Writer) Exports(ctx context.Context, s Spec) (map[string]any, map[strin
 		if err != nil {
 			return nil, nil, err
 		}
-		if t.Labels[labelDOSource] != src {
-			return nil, nil, notOurs("Target", name, n, t.Labels)
+		if err := notOurs("Target", name, n, t.ObjectMeta); err != nil {
+			return nil, nil, err
 		}
 		et := ExportedTarget{Type: t.Spec.Type, Config: t.Spec.Config, Labels: t.Labels, Annotations: t.Annotations}
 		if ref := t.Spec.SecretRef; ref != nil {

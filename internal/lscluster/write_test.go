@@ -37,6 +37,8 @@ type remote struct {
 	// kubeconfig is Landscaper's own cluster, the target of every item.
 	kubeconfig string
 	own        Owner
+	// uid is the Installation the last run wrote.
+	uid types.UID
 }
 
 var remoteSeq atomic.Int64
@@ -144,16 +146,16 @@ func (r *remote) run(s Spec) *Tree {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	if err := r.w.Apply(r.t.Context(), r.own, objs); err != nil {
+	if r.uid, err = r.w.Apply(r.t.Context(), r.own, objs); err != nil {
 		r.t.Fatal(err)
 	}
-	before, err := r.w.Reconcile(r.t.Context(), s.Namespace, s.Name)
+	before, err := r.w.Reconcile(r.t.Context(), s.Namespace, s.Name, r.uid)
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(r.t.Context(), 3*time.Minute)
 	defer cancel()
-	tree, err := r.w.Wait(ctx, s.Namespace, s.Name, before)
+	tree, err := r.w.Wait(ctx, s.Namespace, s.Name, before, r.uid)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -181,7 +183,7 @@ func TestWriterRunsAnInstallationOnLandscaper(t *testing.T) {
 	if got, _, _ := unstructured.NestedString(cm.Object, "data", "password"); got != "czNjcmV0LXZhbHVl" {
 		t.Errorf("the secret import reached the ConfigMap as %q", got)
 	}
-	data, targets, err := r.w.Exports(t.Context(), s)
+	data, targets, err := r.w.Exports(t.Context(), s, r.uid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +331,7 @@ func TestWriterUninstallRespectsContext(t *testing.T) {
 	r := newRemote(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := r.w.Wait(ctx, r.ns, "nothing", ""); !errors.Is(err, context.Canceled) {
+	if _, err := r.w.Wait(ctx, r.ns, "nothing", "", ""); !errors.Is(err, context.Canceled) {
 		t.Errorf("Wait on a cancelled context: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
@@ -777,7 +778,8 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 		changed, onlyCredentials := prev.changedObjects(run.objs, secretsChanged)
 		rotationOnly = len(changed) == 0 || onlyCredentials
 	}
-	if err := w.Apply(ctx, own, run.objs); err != nil {
+	uid, err := w.Apply(ctx, own, run.objs)
+	if err != nil {
 		if moving {
 			_, cleanup := w.Delete(ctx, own, refsOf(run.objs))
 			ps.add(attrPath(attrLandscaperCluster), "Cannot write to the Landscaper cluster", run.mask(moveWriteFailed(err, cleanup)))
@@ -798,7 +800,7 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 	var tree *lscluster.Tree
 	if !rotationOnly {
 		var err error
-		if st, tree, err = x.runRemote(ctx, w, run, ns, name, st); err != nil {
+		if st, tree, err = x.runRemote(ctx, w, run, ns, name, uid, st); err != nil {
 			ps.add(attrPath(attrLandscaperCluster), "Landscaper did not finish the installation", run.mask(err.Error()))
 			// Without a tree read, a job for what was written may never
 			// have started; with one, Landscaper goes on with it, and a
@@ -821,18 +823,18 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 	return x.remoteState(f, run, st, tree, rs, ps)
 }
 
-// runRemote starts a job of the Installation, waits for it, and reads the
-// tree and its exports into a status; on an error (a timeout, Ctrl-C) the
-// status says where Landscaper got to, or is prev when that cannot be
-// read.
+// runRemote starts a job of the Installation the apply wrote (of the
+// UID), waits for it, and reads the tree and its exports into a status;
+// on an error (a timeout, Ctrl-C) the status says where Landscaper got
+// to, or is prev when that cannot be read.
 func (x *installations) runRemote(ctx context.Context, w *lscluster.Writer, run *remoteRun, ns, name string,
-	prev *installation.Status,
+	uid types.UID, prev *installation.Status,
 ) (*installation.Status, *lscluster.Tree, error) {
-	before, err := w.Reconcile(ctx, ns, name)
+	before, err := w.Reconcile(ctx, ns, name, uid)
 	if err != nil {
 		return prev, nil, err
 	}
-	tree, werr := w.Wait(ctx, ns, name, before)
+	tree, werr := w.Wait(ctx, ns, name, before, uid)
 	if tree == nil {
 		return prev, nil, werr
 	}
@@ -844,7 +846,7 @@ func (x *installations) runRemote(ctx context.Context, w *lscluster.Writer, run 
 	if st.Phase != core.PhaseSucceeded {
 		return st, tree, nil
 	}
-	data, targets, err := w.Exports(ctx, run.spec)
+	data, targets, err := w.Exports(ctx, run.spec, uid)
 	if err != nil {
 		return st, tree, err
 	}
