@@ -21,6 +21,7 @@ import (
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/masking"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/render"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/target"
 )
 
 // TestRemoteMaskHidesProviderTargetCredentials: a message of Landscaper's
@@ -335,9 +336,11 @@ func TestRemotePullSecretProblems(t *testing.T) {
 }
 
 // fakeLandscaperCluster is an API server serving Landscaper's API with no
-// objects in it but the namespace ls of UID uid: a cluster the objects of
-// a state were never written to.
-func fakeLandscaperCluster(t *testing.T, uid string) string {
+// objects in it but the namespace ls of UID uid (none: the namespace may
+// not be read): a cluster the objects of a state were never written to;
+// and, with an owner, the Installation
+// ls/app, Succeeded, that owner wrote.
+func fakeLandscaperCluster(t *testing.T, uid, owner string) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -350,8 +353,26 @@ func fakeLandscaperCluster(t *testing.T, uid string) string {
 			fmt.Fprintf(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":%q,"resources":[%s]}`,
 				lscluster.GroupVersion.String(), strings.Join(res, ","))
 		case "/api/v1/namespaces/ls":
+			if uid == "" {
+				w.WriteHeader(http.StatusForbidden)
+				fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`)
+				return
+			}
 			fmt.Fprintf(w, `{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"ls","uid":%q}}`, uid)
+		case "/apis/" + lscluster.GroupVersion.String() + "/namespaces/ls/installations/app":
+			if owner == "" {
+				w.WriteHeader(http.StatusNotFound)
+				fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
+				return
+			}
+			fmt.Fprintf(w, `{"kind":"Installation","apiVersion":%q,"metadata":{"name":"app","namespace":"ls","uid":"i1",`+
+				`"annotations":{%q:%q}},"status":{"phase":"Succeeded","jobID":"j1","jobIDFinished":"j1"}}`,
+				lscluster.GroupVersion.String(), lscluster.OwnerAnnotation, owner)
 		default:
+			if rest, ok := strings.CutPrefix(r.URL.Path, "/apis/"+lscluster.GroupVersion.String()+"/namespaces/ls/"); ok && !strings.Contains(rest, "/") {
+				fmt.Fprintf(w, `{"kind":"List","apiVersion":%q,"metadata":{},"items":[]}`, lscluster.GroupVersion.String())
+				return
+			}
 			w.WriteHeader(http.StatusNotFound)
 			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
 		}
@@ -370,13 +391,16 @@ func fakeLandscaperCluster(t *testing.T, uid string) string {
 // pointed at a new cluster). The cluster answers, and holds nothing of
 // the state's: a refresh that read it would drop the resource.
 func TestRemoteClusterMovedIsRefused(t *testing.T) {
-	server := fakeLandscaperCluster(t, "uid-of-cluster-b")
+	server := fakeLandscaperCluster(t, "uid-of-cluster-b", "")
+	unreadable := fakeLandscaperCluster(t, "", "")
 	kubeconfig := "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: " + server +
 		"\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: t0k3n-abcdef}\n"
 	p := newProvider("test")
 	x := p.installations
 	pt := &providerTargets{known: true, byName: map[string]*deployer.Target{
-		"landscaper": {Type: "landscaper.gardener.cloud/kubernetes-cluster", Config: []byte(`{"kubeconfig":` + strconv.Quote(kubeconfig) + `}`)}}}
+		"landscaper": {Type: "landscaper.gardener.cloud/kubernetes-cluster", Config: []byte(`{"kubeconfig":` + strconv.Quote(kubeconfig) + `}`)},
+		"unreadable": {Type: "landscaper.gardener.cloud/kubernetes-cluster", Config: []byte(`{"kubeconfig":` +
+			strconv.Quote(strings.Replace(kubeconfig, server, unreadable, 1)) + `}`)}}}
 	x.targets = func() *providerTargets { return pt }
 	state := tftypes.NewValue(x.t, remoteFields(t, x, map[string]any{
 		"name": "app", attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
@@ -384,14 +408,15 @@ func TestRemoteClusterMovedIsRefused(t *testing.T) {
 	records := []lscluster.Object{{Kind: lscluster.KindSecret, Name: "app.target.cluster", Body: map[string]any{
 		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "app.target.cluster", "namespace": "ls"}}}}
 	for _, c := range []struct {
-		name, server, uid string
-		want              string
+		name, target, server, uid string
+		want                      string
 	}{
-		{"another API server", "https://cluster-a.example:6443", "", "were written to https://cluster-a.example:6443"},
-		{"another cluster at the same URL", server, "uid-of-cluster-a", "its UID is uid-of-cluster-b, not uid-of-cluster-a"},
+		{"another API server", "landscaper", "https://cluster-a.example:6443", "", "were written to https://cluster-a.example:6443"},
+		{"another cluster at the same URL", "landscaper", server, "uid-of-cluster-a", "its UID is uid-of-cluster-b, not uid-of-cluster-a"},
+		{"a namespace no longer readable", "unreadable", unreadable, "uid-of-cluster-a", "may no longer read the namespace ls"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			moved := &remoteState{Target: "landscaper", Namespace: "ls", Owner: "owner", Server: c.server, NamespaceUID: c.uid,
+			moved := &remoteState{Target: c.target, Namespace: "ls", Owner: "owner", Server: strings.ToLower(c.server), NamespaceUID: c.uid,
 				Objects: records}
 			if w, ps := x.recordedWriter(t.Context(), moved); w != nil || !strings.Contains(strings.Join(strings.Fields(fmt.Sprint(ps)), " "), c.want) {
 				t.Errorf("a writer of another cluster: %v, %v", w, ps)
@@ -402,11 +427,53 @@ func TestRemoteClusterMovedIsRefused(t *testing.T) {
 			}
 		})
 	}
-	for _, uid := range []string{"uid-of-cluster-b", ""} {
-		same := &remoteState{Target: "landscaper", Namespace: "ls", Server: strings.ToLower(server), NamespaceUID: uid}
+	for _, c := range []struct{ target, server, uid string }{
+		{"landscaper", server, "uid-of-cluster-b"}, {"landscaper", server, ""}, {"unreadable", unreadable, ""},
+	} {
+		same := &remoteState{Target: c.target, Namespace: "ls", Server: strings.ToLower(c.server), NamespaceUID: c.uid}
 		if w, ps := x.recordedWriter(t.Context(), same); w == nil || ps.errors() {
-			t.Errorf("the cluster the objects were written to (namespace UID %q recorded) is refused: %v", uid, ps)
+			t.Errorf("the cluster the objects were written to (%s, namespace UID %q recorded) is refused: %v", c.server, c.uid, ps)
 		}
+	}
+}
+
+// A state of an earlier build recorded no namespace UID: a refresh that
+// finds the resource's own Installation (its owner annotation) records
+// it, and one that finds another owner's or none does not.
+func TestRemoteRefreshRecordsTheNamespaceUID(t *testing.T) {
+	for _, c := range []struct{ name, owner, want string }{
+		{"own Installation", "owner-1", "uid-1"},
+		{"no Installation", "", ""},
+		{"another owner's Installation", "owner-2", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			server := fakeLandscaperCluster(t, "uid-1", c.owner)
+			kubeconfig := "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: " + server +
+				"\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: t0k3n-abcdef}\n"
+			x := newProvider("test").installations
+			pt := &providerTargets{known: true, byName: map[string]*deployer.Target{"landscaper": {Type: target.KubernetesClusterType,
+				Config: []byte(`{"kubeconfig":` + strconv.Quote(kubeconfig) + `}`)}}}
+			x.targets = func() *providerTargets { return pt }
+			state := tftypes.NewValue(x.t, remoteFields(t, x, map[string]any{
+				"name": "app", attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
+			}))
+			old := &remoteState{Target: "landscaper", Namespace: "ls", Owner: "owner-1", Server: strings.ToLower(server),
+				Objects: []lscluster.Object{{Kind: lscluster.KindSecret, Name: "app.target.cluster", Body: map[string]any{"apiVersion": "v1",
+					"kind": "Secret", "metadata": map[string]any{"name": "app.target.cluster", "namespace": "ls"}}}}}
+			_, priv, ps := x.readRemote(t.Context(), state, storedInstallation{Status: &installation.Status{Phase: "Succeeded",
+				JobID: "j1", JobIDFinished: "j1"}, Remote: old})
+			got := ""
+			if priv != nil {
+				saved, err := decodeInstallationPrivate(priv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = saved.Remote.NamespaceUID
+			}
+			if got != c.want {
+				t.Errorf("the refresh recorded namespace UID %q, want %q (%v)", got, c.want, ps)
+			}
+		})
 	}
 }
 
