@@ -222,8 +222,8 @@ func KubernetesClusterLocation(config json.RawMessage) string {
 // KubernetesClusterPointing is a digest of everything a kubernetes-cluster
 // target's config says but its credentials: the kubeconfig with each
 // user's token, token file, client certificate and key, user name and
-// password, exec and auth-provider plugin, and a proxy URL's user info,
-// taken out. Two configs with the same pointing differ in a credential
+// password, exec and auth-provider plugin, and the user info of the
+// server's and the proxy's URL, taken out. Two configs with the same pointing differ in a credential
 // only (a rotation); a server, CA, TLS server name, proxy, namespace,
 // impersonation or any other field changes it. It holds no credential.
 // "" when the config cannot be read.
@@ -237,11 +237,15 @@ func KubernetesClusterPointing(config json.RawMessage) string {
 		u.ClientCertificate, u.ClientCertificateData, u.ClientKey, u.ClientKeyData = "", nil, "", nil
 		u.Exec, u.AuthProvider = nil, nil
 	}
-	for _, c := range kc.Clusters {
-		if p, err := url.Parse(c.ProxyURL); err == nil && p.User != nil {
+	withoutUser := func(u string) string {
+		if p, err := url.Parse(u); err == nil && p.User != nil {
 			p.User = nil
-			c.ProxyURL = p.String()
+			return p.String()
 		}
+		return u
+	}
+	for _, c := range kc.Clusters {
+		c.Server, c.ProxyURL = withoutUser(c.Server), withoutUser(c.ProxyURL)
 	}
 	// clientcmd writes the named lists sorted by name.
 	out, err := clientcmd.Write(*kc)

@@ -235,6 +235,12 @@ func TestKubernetesClusterPointing(t *testing.T) {
 	if got := KubernetesClusterPointing(cfg(t, strings.Replace(entries([]int{0, 1, 2, 3}, "one"), "b.example", "x.example", 1))); got == want {
 		t.Error("another server of a context points the same")
 	}
+	withUser := func(password string) json.RawMessage {
+		return cfg(t, strings.Replace(entries([]int{0, 1, 2, 3}, "one"), "https://a.example", "https://admin:"+password+"@a.example", 1))
+	}
+	if a, b := KubernetesClusterPointing(withUser("pw-1")), KubernetesClusterPointing(withUser("pw-2")); a != b || a == "" {
+		t.Error("another password in the server's URL points elsewhere")
+	}
 	if got := KubernetesClusterPointing(json.RawMessage(`{"kubeconfig":"not a kubeconfig"}`)); got != "" {
 		t.Errorf("an unreadable config points at %q", got)
 	}
