@@ -434,6 +434,9 @@ func TestWriterActsOnlyOnTheInstallationItWrote(t *testing.T) {
 	if tree, err := w.Wait(ctx, c.ns, "app", "", uid); tree != nil || !strings.Contains(fmtErr(err), "not the Installation this apply wrote") {
 		t.Errorf("Wait on a replaced Installation: %+v, %v", tree, err)
 	}
+	if _, err := w.Reconcile(t.Context(), c.ns, "app", ""); err == nil {
+		t.Errorf("Reconcile without a UID annotated whichever Installation has the name")
+	}
 	// The one of the UID given is annotated.
 	if _, err := w.Reconcile(t.Context(), c.ns, "app", other.GetUID()); err != nil {
 		t.Errorf("Reconcile of the Installation of its UID: %v", err)

@@ -300,6 +300,11 @@ func ParseMasked(key, text string) (Object, error) {
 // before, for Wait. Another Installation of the name (ours deleted, and
 // another owner's written since) is refused, not annotated.
 func (w *Writer) Reconcile(ctx context.Context, namespace, name string, uid types.UID) (string, error) {
+	if uid == "" {
+		// A patch without a UID would annotate whichever Installation has
+		// the name.
+		return "", fmt.Errorf("reconciling Installation %s/%s: no UID of the Installation written", namespace, name)
+	}
 	// The UID in a patch is a precondition: the API server refuses to
 	// change it (Invalid), so only the Installation of the UID is changed.
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": uid,
