@@ -150,6 +150,14 @@ func (w *walk) root(ref ocm.Ref) error {
 	return nil
 }
 
+// Bounds of a walk over references.
+const (
+	// maxFetches is how many component versions are fetched at once.
+	maxFetches = 8
+	// MaxComponents is the most component versions a Set holds.
+	MaxComponents = 1000
+)
+
 type pending struct {
 	from *Component
 	ref  ReferenceSpec
@@ -177,6 +185,11 @@ func (w *walk) expand(level []*Component, seen map[*Component]bool) ([]*Componen
 	}
 	results := make([]result, len(todo))
 	var wg sync.WaitGroup
+	// A descriptor may list any number of references (and a registry
+	// answer any number of descriptors): fetch a few at a time, each
+	// version once, and no more versions than a Set holds.
+	sem := make(chan struct{}, maxFetches)
+	fetching := map[ID]bool{}
 	for i, p := range todo {
 		id := ID{p.ref.ComponentName, p.ref.Version}
 		ref := ocm.Ref{ComponentName: id.Name, Version: id.Version, RepositoryContext: w.base}
@@ -187,12 +200,20 @@ func (w *walk) expand(level []*Component, seen map[*Component]bool) ([]*Componen
 			w.s.redirect[id] = effID
 			w.mu.Unlock()
 		}
-		if _, ok := w.s.byID[results[i].id]; ok {
+		if _, ok := w.s.byID[results[i].id]; ok || fetching[results[i].id] {
 			continue
+		}
+		fetching[results[i].id] = true
+		if len(w.s.byID)+len(fetching) > MaxComponents {
+			wg.Wait()
+			return nil, fmt.Errorf("component %s (%s): its references make more than %d component versions, the most one installation may use",
+				p.from.ID(), p.from.origin(), MaxComponents)
 		}
 		wg.Add(1)
 		go func(r *result) {
 			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			r.cv, r.err = w.s.resolver.Resolve(w.ctx, ref)
 		}(&results[i])
 	}

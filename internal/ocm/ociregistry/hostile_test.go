@@ -147,3 +147,39 @@ func TestTagListIsBounded(t *testing.T) {
 		}
 	})
 }
+
+// A manifest is refused while it is read, not after go-containerregistry
+// held up to 100 MiB of it.
+func TestManifestIsBoundedWhileRead(t *testing.T) {
+	const total = 48 << 20
+	var served atomic.Int64
+	host, c := hostileRegistry(t, func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.URL.Path, "/manifests/") {
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		w.Header().Set("Content-Length", fmt.Sprint(total))
+		if r.Method == http.MethodHead {
+			return
+		}
+		chunk := strings.Repeat(" ", 1<<20)
+		n, _ := io.WriteString(w, `{"schemaVersion":2,"layers":[]`)
+		served.Add(int64(n))
+		for served.Load() < total-1 {
+			n, err := io.WriteString(w, chunk[:min(int64(len(chunk)), total-1-served.Load())])
+			served.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+		io.WriteString(w, "}") //nolint:errcheck // the client may be gone
+	}, Credential{Username: "user", Password: "password"})
+	_, err := c.Repository(spec(host)).ComponentVersion(context.Background(), "example.com/app", "1.0.0")
+	if err == nil {
+		t.Fatal("a 48 MiB manifest was accepted")
+	}
+	// What the server wrote includes what the sockets buffered.
+	if served.Load() > 8<<20 {
+		t.Fatalf("the client read %d MiB of one manifest before refusing it: %v", served.Load()>>20, err)
+	}
+}

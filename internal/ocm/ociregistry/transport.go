@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/ocm"
 )
 
 // Every request of the client, to registries, chart repositories and
@@ -126,10 +128,20 @@ func plainForFetch(ctx context.Context, host string) bool {
 // most 128 characters (OCI distribution spec): this holds thousands.
 const maxTagListBody = 1 << 20
 
+// maxManifestBody bounds a manifest (or index) read: component
+// descriptors' manifests, charts' and images', hold a few descriptors.
+const maxManifestBody = ocm.MaxDescriptorSize
+
 func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.roundTrip(req)
-	if err == nil && strings.HasSuffix(req.URL.Path, "/tags/list") {
+	switch {
+	case err != nil:
+	case strings.HasSuffix(req.URL.Path, "/tags/list"):
 		resp.Body = &boundedBody{ReadCloser: resp.Body, limit: maxTagListBody, what: "a page of its tag list"}
+	case strings.Contains(req.URL.Path, "/manifests/"):
+		// go-containerregistry reads up to 100 MiB of a manifest before
+		// anything here can look at its size.
+		resp.Body = &boundedBody{ReadCloser: resp.Body, limit: maxManifestBody, what: "a manifest"}
 	}
 	return resp, err
 }
