@@ -229,10 +229,12 @@ func TestMoveBetweenModes(t *testing.T) {
 	// refused.
 	refused(modesConfig("", appNS, "changed", chart), "Cannot move back in-process",
 		"differ from those of the last apply on the Landscaper cluster")
-	// The plan cannot check what it does not know: imports from a
-	// resource created in the same apply, and objects changed on the
-	// Landscaper cluster since the last refresh. The apply checks them
-	// again before Landscaper lets go (the third remote review's RR3-4).
+	// What the plan cannot check is checked at apply, before Landscaper
+	// lets go (the third remote review's RR3-4): imports from a resource
+	// created in the same apply (Terraform plans the resource again once
+	// they are known, and the apply checks them too), and objects changed
+	// on the Landscaper cluster since the last refresh (none is read with
+	// -refresh=false: only the apply's own reading refuses this one).
 	refusedAtApply := func(config string, args []string, want ...string) {
 		t.Helper()
 		w.Config(config)

@@ -12,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/core"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/installation"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
@@ -542,5 +544,62 @@ func TestRemotePullSecretAuthIsMasked(t *testing.T) {
 	}
 	if got := sec.Text(msg); strings.Contains(got, auth) || strings.Contains(got, b64pw) {
 		t.Errorf("refresh or destroy shows the pull secret: %s", got)
+	}
+}
+
+// A move back in-process is checked again at apply, before Landscaper lets
+// go (the third remote review's RR3-4): with imports other than the last
+// apply's (the plan cannot check them when another resource's output,
+// unknown until then, feeds them), and with an object written to the
+// Landscaper cluster changed since the last refresh (none read with
+// -refresh=false), nothing is released. The cluster holds the
+// resource's Installation, Succeeded, and none of the objects recorded.
+func TestRemoteMoveBackIsCheckedAtApply(t *testing.T) {
+	server := fakeLandscaperCluster(t, "uid-1", "owner-1")
+	kubeconfig := "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: " + server +
+		"\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: t0k3n-abcdef}\n"
+	p := newProvider("test")
+	x := p.installations
+	pt := &providerTargets{known: true, byName: map[string]*deployer.Target{"landscaper": {Type: target.KubernetesClusterType,
+		Config: []byte(`{"kubeconfig":` + strconv.Quote(kubeconfig) + `}`)}}}
+	x.targets = func() *providerTargets { return pt }
+	bp, err := render.Load(t.Context(), render.Source{Filesystem: map[string]string{
+		"blueprint.yaml": "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\n"}}, render.Options{Deployers: p.deployers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.load = func(context.Context, render.Source) (installation.Blueprint, error) { return bp, nil }
+	f := remoteFields(t, x, map[string]any{"name": "app", "blueprint": map[string]any{"path": "bp"}})
+	f["imports"] = tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{"greeting": tftypes.String}},
+		map[string]tftypes.Value{"greeting": tftypes.NewValue(tftypes.String, "changed")})
+	imp, _, _ := importsOf(f, pt)
+	secret := lscluster.Object{Kind: lscluster.KindSecret, Name: "app.import.password", Body: map[string]any{"apiVersion": "v1",
+		"kind": "Secret", "metadata": map[string]any{"name": "app.import.password", "namespace": "ls"}}}
+	for _, c := range []struct {
+		name    string
+		input   string
+		objects []lscluster.Object
+		want    string
+	}{
+		{"other imports", "the last apply's input", nil, "differ from those of the last apply"},
+		{"an object changed since the refresh", installation.InputHash(bp, imp), []lscluster.Object{secret}, "changed outside Terraform (Secret/app.import.password)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			rs := &remoteState{Target: "landscaper", Namespace: "ls", Owner: "owner-1", Server: strings.ToLower(server),
+				NamespaceUID: "uid-1", Input: c.input, Objects: c.objects}
+			prior := tftypes.NewValue(x.t, f)
+			r := &jobRun[storedInstallation]{ctx: ctx, prior: prior, private: []byte("prior"), f: maps.Clone(f),
+				saved: storedInstallation{Status: &installation.Status{Phase: core.PhaseSucceeded, JobID: "j1", JobIDFinished: "j1"}, Remote: rs}}
+			got, priv, ps := x.applyLeaving(r)
+			detail := strings.Join(strings.Fields(fmt.Sprint(ps)), " ")
+			if !ps.errors() || !strings.Contains(detail, "Cannot move back in-process") || !strings.Contains(detail, c.want) {
+				t.Errorf("the move back was not refused with %q: %s", c.want, detail)
+			}
+			if !got.Equal(prior) || string(priv) != "prior" {
+				t.Errorf("a refused move back changed the state")
+			}
+		})
 	}
 }
