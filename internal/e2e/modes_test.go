@@ -222,8 +222,26 @@ func TestMoveBetweenModes(t *testing.T) {
 	if _, ok := uids["configmaps/fallback"]; !ok {
 		t.Fatalf("Landscaper did not deploy the fallback ConfigMap: %v", slices.Sorted(maps.Keys(uids)))
 	}
-	revision := len(releaseHistory(t, k, appNS, "demo"))
 	planEmpty("after the update on Landscaper")
+
+	// Someone maps an import on the Installation (another field manager):
+	// what Landscaper deployed may then not be what the configuration
+	// says, so the move back is refused until an apply on Landscaper has
+	// taken the mapping back (second remote review, R2).
+	mapped := `{"spec":{"importDataMappings":{"greeting":"mapped"}}}`
+	if _, err := k.Resource(lstest.GVRs["Installation"], lsNS).Patch(t.Context(), "moving", types.MergePatchType, []byte(mapped),
+		metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	refused(inProcess, "Cannot move back in-process", "changed outside Terraform (Installation/moving)")
+	w.Config(remote)
+	w.Apply()
+	if got := dig(k.Get(lstest.GVRs["Installation"], lsNS, "moving").Object, "spec", "importDataMappings"); got != nil {
+		t.Fatalf("the apply left spec.importDataMappings = %v", got)
+	}
+	planEmpty("after the mapping was taken back")
+	k.expectUIDs(appNS, uids, "after the mapping was taken back")
+	revision := len(releaseHistory(t, k, appNS, "demo"))
 
 	// Remote to in-process: moving back while the imports change is
 	// refused.

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/acctest"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster/lstest"
@@ -212,6 +213,47 @@ func TestRemoteManifestInstallation(t *testing.T) {
 		t.Fatalf("plan after the repair: exit %d, want 0:\n%s", code, out)
 	}
 
+	// Someone edits the Installation (another field manager) and maps the
+	// greeting import, which server-side apply alone leaves in place and
+	// Landscaper's next job would run with (second remote review, R2): the
+	// refresh says so, the plan is an update, the apply takes the mapping
+	// back before Landscaper's job, and the plan is empty after.
+	foreign := `{"spec":{"importDataMappings":{"greeting":"Hello Mapped"}}}`
+	if _, err := k.Resource(lstest.GVRs["Installation"], lsNS).Patch(t.Context(), "hello", types.MergePatchType, []byte(foreign),
+		metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	out, code = w.PlanExitCode()
+	if code != 2 || !strings.Contains(out, "Installation/hello changed outside Terraform") || !strings.Contains(out, "will be updated in-place") {
+		t.Fatalf("plan after another manager mapped an import: exit %d, want an update:\n%s", code, out)
+	}
+	w.Apply()
+	if got := dig(k.Get(lstest.GVRs["Installation"], lsNS, "hello").Object, "spec", "importDataMappings"); got != nil {
+		t.Errorf("the apply left spec.importDataMappings = %v", got)
+	}
+	if k.exists(configMaps, appNS, "hello-mapped") || !k.exists(configMaps, appNS, "hello-again") {
+		t.Errorf("Landscaper ran with the mapping another manager added")
+	}
+	if out, code := w.PlanExitCode(); code != 0 {
+		t.Fatalf("plan after the mapping was taken back: exit %d, want 0:\n%s", code, out)
+	}
+	// A job Landscaper runs on its own (the reconcile operation set by
+	// someone else, as its automatic reconcile and retries set it) leaves
+	// only what is no drift.
+	before := fmt.Sprint(dig(k.Get(lstest.GVRs["Installation"], lsNS, "hello").Object, "status", "jobIDFinished"))
+	reconcile := `{"metadata":{"annotations":{"landscaper.gardener.cloud/operation":"reconcile"}}}`
+	if _, err := k.Resource(lstest.GVRs["Installation"], lsNS).Patch(t.Context(), "hello", types.MergePatchType, []byte(reconcile),
+		metav1.PatchOptions{FieldManager: "kubectl-annotate"}); err != nil {
+		t.Fatal(err)
+	}
+	k.Poll(func() bool {
+		return fmt.Sprint(dig(k.Get(lstest.GVRs["Installation"], lsNS, "hello").Object, "status", "jobIDFinished")) != before
+	}, func() string { return "Landscaper ran no job for the reconcile operation" })
+	k.WaitJobFinished(lsNS, "hello")
+	if out, code := w.PlanExitCode(); code != 0 {
+		t.Fatalf("plan after a job Landscaper ran on its own: exit %d, want 0:\n%s", code, out)
+	}
+
 	// A deploy item Landscaper's manifest deployer cannot apply: the
 	// diagnostic names it with Landscaper's error code.
 	writeBlueprint(t, w, strings.NewReplacer("kind: ConfigMap\n", "kind: NoSuchKind\n",
@@ -248,7 +290,14 @@ func TestRemoteManifestInstallation(t *testing.T) {
 		t.Fatalf("plan after the Installation was written again: exit %d, want 0:\n%s", code, out)
 	}
 
-	if out, code := w.Run(nil, "destroy", "-input=false", "-no-color", "-auto-approve"); code != 0 {
+	// Someone asks Landscaper to delete the Installation without
+	// uninstalling: the destroy still uninstalls.
+	keep := `{"metadata":{"annotations":{"landscaper.gardener.cloud/delete-without-uninstall":"true"}}}`
+	if _, err := k.Resource(lstest.GVRs["Installation"], lsNS).Patch(t.Context(), "hello", types.MergePatchType, []byte(keep),
+		metav1.PatchOptions{FieldManager: "kubectl-annotate"}); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := w.Run(nil, "destroy", "-input=false", "-no-color", "-auto-approve", "-refresh=false"); code != 0 {
 		t.Fatalf("terraform destroy exited %d:\n%s", code, out)
 	}
 	if k.exists(configMaps, appNS, "hello-again") || k.exists(lstest.GVRs["Installation"], lsNS, "hello") {

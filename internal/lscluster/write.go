@@ -231,9 +231,11 @@ func (w *Writer) writeError(err error, o Object) error {
 	return w.callError(err, fmt.Sprintf("writing %s %s/%s", o.Kind, ref.Namespace, o.Name))
 }
 
-// Live reads the objects as they are now, each cut down to the fields its
-// written form sets (what others add, such as status, is left out), by
-// Key. Objects that are gone are missing from the result.
+// Live reads the objects as they are now, each as far as Landscaper acts
+// on it (view: what others add that Landscaper ignores, such as the
+// status or another tool's annotation, is left out; what they add that it
+// reads is kept), by Key. Objects that are gone are missing from the
+// result.
 func (w *Writer) Live(ctx context.Context, objs []Object) (map[string]Object, error) {
 	out := make(map[string]Object, len(objs))
 	for _, o := range objs {
@@ -249,27 +251,9 @@ func (w *Writer) Live(ctx context.Context, objs []Object) (map[string]Object, er
 		if err != nil {
 			return nil, w.callError(err, fmt.Sprintf("reading %s %s/%s", o.Kind, ref.Namespace, o.Name))
 		}
-		live, _ := projectOnto(o.Body, u.Object).(map[string]any)
-		out[o.Key()] = Object{Kind: o.Kind, Name: o.Name, Body: live}
+		out[o.Key()] = Object{Kind: o.Kind, Name: o.Name, Body: view(o.Body, u.Object)}
 	}
 	return out, nil
-}
-
-// projectOnto keeps of live only what desired sets: objects key by key,
-// anything else whole. A key desired sets that live lacks stays missing.
-func projectOnto(desired, live any) any {
-	dm, ok := desired.(map[string]any)
-	lm, ok2 := live.(map[string]any)
-	if !ok || !ok2 {
-		return live
-	}
-	out := make(map[string]any, len(dm))
-	for k, dv := range dm {
-		if lv, present := lm[k]; present {
-			out[k] = projectOnto(dv, lv)
-		}
-	}
-	return out
 }
 
 // Equal tells whether two objects hold the same: their bodies' JSON.
@@ -443,6 +427,17 @@ func (w *Writer) remove(ctx context.Context, own Owner, namespace, name string, 
 			"annotations": map[string]any{deleteWithoutUninstall: "true"}}})
 		if _, err := res.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
 			return nil, w.callError(err, fmt.Sprintf("annotating Installation %s/%s to keep what it installed", namespace, name))
+		}
+	} else if _, kept := u.GetAnnotations()[deleteWithoutUninstall]; kept && inst.DeletionTimestamp == nil {
+		// Someone else asked Landscaper to keep what the installation
+		// installed: a destroy would leave it all deployed, and the
+		// resource gone from the state. A deletion under way (a move
+		// back in-process that did not finish) is left as it was begun.
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": u.GetResourceVersion(),
+			"annotations": map[string]any{deleteWithoutUninstall: nil}}})
+		if _, err := res.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
+			return nil, w.callError(err, fmt.Sprintf("removing the annotation %s another manager set on Installation %s/%s",
+				deleteWithoutUninstall, namespace, name))
 		}
 	}
 	if inst.DeletionTimestamp != nil && inst.Status.Phase == phaseDeleteFailed {
@@ -703,7 +698,8 @@ func (w *Writer) SecretsChanged(ctx context.Context, objs []Object) ([]string, e
 }
 
 // Drifted returns, sorted, the keys of the recorded objects (Record) that
-// are gone from the cluster or no longer hold what was written.
+// are gone from the cluster or no longer hold what was written, or hold
+// more that Landscaper acts on (see view); Restore takes that back.
 func (w *Writer) Drifted(ctx context.Context, recs []Object) ([]string, error) {
 	// A record's Secret data is masked, so the live data is recorded
 	// alike: SecretsChanged compares it.
@@ -713,8 +709,10 @@ func (w *Writer) Drifted(ctx context.Context, recs []Object) ([]string, error) {
 	}
 	var out []string
 	for _, r := range recs {
+		// Not only what the provider wrote: a field another manager
+		// added, which server-side apply leaves in place, drifts too.
 		l, ok := live[r.Key()]
-		if !ok || !Equal(r, l.Record()) {
+		if !ok || restorePatch(r.Body, l.Record().Body) != nil {
 			out = append(out, r.Key())
 		}
 	}

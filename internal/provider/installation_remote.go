@@ -779,6 +779,11 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 		rotationOnly = len(changed) == 0 || onlyCredentials
 	}
 	uid, err := w.Apply(ctx, own, run.objs)
+	if err == nil {
+		// Server-side apply leaves what other managers added (a refresh
+		// reports it as drift): taken back before Landscaper runs.
+		err = w.Restore(ctx, own, run.objs)
+	}
 	if err != nil {
 		if moving {
 			_, cleanup := w.Delete(ctx, own, refsOf(run.objs))
@@ -1147,7 +1152,8 @@ func (x *installations) readRemote(ctx context.Context, state tftypes.Value, sav
 	}
 	for _, k := range drifted {
 		ps.warn(attrPath(attrLandscaperObjects).WithElementKeyString(k), fmt.Sprintf("%s changed outside Terraform", k),
-			"The object is gone from the Landscaper cluster or no longer holds what the provider wrote; the next apply writes it again.")
+			"The object is gone from the Landscaper cluster, no longer holds what the provider wrote, or holds fields "+
+				"or annotations Landscaper acts on that others added; the next apply writes it again as the provider wrote it.")
 	}
 	f["status"] = x.statusValue(st, sec)
 	ps = append(ps, remoteFailures(st, tree.JobID)...)
