@@ -3,6 +3,7 @@ package lscluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -31,7 +32,11 @@ func (rd *instReader) mappings(context.Context) error {
 		values[name] = v
 	}
 	res, err := EvaluateMappings(m, values)
-	derived := rd.derivedMappings(m, res, err)
+	derived, decided := rd.derivedMappings(m, res, err)
+	if decided {
+		rd.masked.AddText(err.Error())
+		return errors.New("importDataMappings: the message is not shown: whether the mappings fail depends on the value of a Secret or a Target's config")
+	}
 	if err != nil {
 		return err
 	}
@@ -76,8 +81,10 @@ func EvaluateMappings(mappings map[string]json.RawMessage, values map[string]any
 // provider finds what a template made of a secret: a mapping that
 // transforms a secret (base64, a hash, a part of it) carries none of its
 // text. A message that quotes what a mapping made of a secret is masked
-// where it differs from the stand-ins' message.
-func (rd *instReader) derivedMappings(m map[string]json.RawMessage, res map[string]any, err error) map[string]bool {
+// where it differs from the stand-ins' message; decided reports that the
+// stand-ins evaluate without the error err, so that whether the mappings
+// fail depends on a secret and nothing of the message may show.
+func (rd *instReader) derivedMappings(m map[string]json.RawMessage, res map[string]any, err error) (derived map[string]bool, decided bool) {
 	secrets := map[string]any{}
 	for name, imp := range rd.out.Imports {
 		if imp.Sensitive {
@@ -87,9 +94,9 @@ func (rd *instReader) derivedMappings(m map[string]json.RawMessage, res map[stri
 	for name, v := range rd.targetValues {
 		secrets["target/"+name] = v
 	}
-	derived := map[string]bool{}
+	derived = map[string]bool{}
 	if len(secrets) == 0 {
-		return derived
+		return derived, false
 	}
 	rounds := masking.NewRounds(secrets)
 	var said []string
@@ -108,6 +115,8 @@ func (rd *instReader) derivedMappings(m map[string]json.RawMessage, res map[stri
 		shadow, serr := EvaluateMappings(m, values)
 		if serr != nil {
 			said = append(said, serr.Error())
+		} else if err != nil {
+			decided = true
 		}
 		for key, v := range res {
 			if serr != nil || !sameJSON(v, shadow[key]) {
@@ -115,10 +124,10 @@ func (rd *instReader) derivedMappings(m map[string]json.RawMessage, res map[stri
 			}
 		}
 	}
-	if err != nil && len(said) > 0 {
+	if err != nil && !decided {
 		rd.masked.Compared(err.Error(), said)
 	}
-	return derived
+	return derived, decided
 }
 
 // standinConfigs replaces the spec.config of every Target object in v

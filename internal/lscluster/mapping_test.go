@@ -1,6 +1,7 @@
 package lscluster
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -98,7 +99,7 @@ func TestMappingsSensitiveByDerivation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	derived := rd.derivedMappings(m, res, nil)
+	derived, _ := rd.derivedMappings(m, res, nil)
 	for key, want := range map[string]bool{"encoded": true, "upper": true, "portDiv": true, "kubeB64": true,
 		"kubeSize": false, "name": false, "greeting": false} {
 		if derived[key] != want {
@@ -109,5 +110,25 @@ func TestMappingsSensitiveByDerivation(t *testing.T) {
 		if carriesSecret(res[key], []string{"s3cr3t-pw", "5432", "tok-123"}) {
 			t.Errorf("%s = %v: a literal search finds the secret, the test shows nothing", key, res[key])
 		}
+	}
+}
+
+// A mapping that fails for the real value of a Secret only tells nothing:
+// not the value, nor what the mapping made of it, nor that it fails so.
+func TestMappingFailingOnlyForTheSecretIsNotShown(t *testing.T) {
+	rd := &instReader{out: &Installation{Imports: map[string]Import{
+		"password": {Value: "s3cr3t-pw", Sensitive: true},
+	}}, secrets: []string{"s3cr3t-pw"}}
+	rd.inst = &lsInstallation{}
+	rd.inst.Spec.ImportDataMappings = map[string]json.RawMessage{
+		"checked": json.RawMessage(`"(( password == \"s3cr3t-pw\" ? error(\"retired: \" upper(password)) : \"ok\" ))"`),
+	}
+	err := rd.mappings(context.Background())
+	if err == nil {
+		t.Fatal("want the mapping's error")
+	}
+	msg := rd.mask(err).Error()
+	if strings.Contains(strings.ToLower(msg), "s3cr3t") || !strings.Contains(msg, "the message is not shown") {
+		t.Fatalf("the error says: %s", msg)
 	}
 }

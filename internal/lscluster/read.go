@@ -84,7 +84,9 @@ func (e *maskedError) Unwrap() error { return e.err }
 // mappings made of them, in an error: it reaches a diagnostic.
 func (rd *instReader) mask(err error) error {
 	for _, s := range rd.secrets {
-		rd.masked.AddText(s)
+		// Its upper and lower case, base64, hex and JSON forms too, as
+		// wherever else secrets are masked.
+		rd.masked.Add(s)
 	}
 	if m := rd.masked.Text(err.Error()); m != err.Error() {
 		return &maskedError{msg: m, err: err}
