@@ -16,17 +16,23 @@ import (
 
 // driftSetup writes an installation with a data, a secret and a target
 // import (and so every kind a remote installation writes but the
-// overwrites) as own, and returns its objects and their records.
-func driftSetup(t *testing.T, c *cluster, w *Writer, own Owner) (objs, recs []Object) {
+// overwrites) in a namespace of its own, and returns the writer, the
+// owner it wrote as, the objects and their records.
+func driftSetup(t *testing.T) (c *cluster, w *Writer, own Owner, objs, recs []Object) {
 	t.Helper()
+	c = newCluster(t)
+	w, err := NewWriter(restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own = Owner{ID: NewOwnerID(), Installation: "app"}
 	cfg, _ := json.Marshal(map[string]any{"kubeconfig": targetKubeconfig})
 	s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint, Data: map[string]any{"replicas": 2},
 		SecretData: map[string]any{"password": "pw"},
 		Targets:    map[string]Target{"cluster": {Type: "landscaper.gardener.cloud/kubernetes-cluster", Config: cfg, Labels: map[string]string{"env": "test"}}},
 		Component: &ComponentRef{Name: "github.com/acme/app", Version: "v1.0.0",
 			RepositoryContext: map[string]any{"type": "OCIRegistry", "baseUrl": "r.example/ocm"}}}
-	objs, err := s.Objects()
-	if err != nil {
+	if objs, err = s.Objects(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Apply(t.Context(), own, objs); err != nil {
@@ -35,7 +41,7 @@ func driftSetup(t *testing.T, c *cluster, w *Writer, own Owner) (objs, recs []Ob
 	for _, o := range objs {
 		recs = append(recs, o.Record())
 	}
-	return objs, recs
+	return c, w, own, objs, recs
 }
 
 // patchAs merge-patches an object as another field manager would
@@ -63,13 +69,7 @@ func (c *cluster) get(t *testing.T, kind, name string) *unstructured.Unstructure
 // then Restore) takes them back. Server-side apply alone leaves another
 // manager's fields in place (second remote review, R2).
 func TestDriftedSeesWhatOthersAddAndRestoreTakesItBack(t *testing.T) {
-	c := newCluster(t)
-	w, err := NewWriter(restConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := Owner{ID: NewOwnerID(), Installation: "app"}
-	objs, recs := driftSetup(t, c, w, own)
+	c, w, own, objs, recs := driftSetup(t)
 	if d, err := w.Drifted(t.Context(), recs); err != nil || len(d) > 0 {
 		t.Fatalf("drifted right after the apply: %v %v", d, err)
 	}
@@ -137,13 +137,7 @@ func TestDriftedSeesWhatOthersAddAndRestoreTakesItBack(t *testing.T) {
 // the reconcile operation and its reason) and what means nothing to it
 // (another tool's annotations and labels) is no drift, and stays.
 func TestDriftedIgnoresWhatLandscaperAndOthersWriteHarmlessly(t *testing.T) {
-	c := newCluster(t)
-	w, err := NewWriter(restConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := Owner{ID: NewOwnerID(), Installation: "app"}
-	objs, recs := driftSetup(t, c, w, own)
+	c, w, own, objs, recs := driftSetup(t)
 	c.patchAs(t, "Installation", "app", map[string]any{"metadata": map[string]any{
 		"finalizers":  []any{"finalizer.landscaper.gardener.cloud"},
 		"labels":      map[string]any{"team": "a"},
