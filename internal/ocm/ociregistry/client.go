@@ -216,6 +216,9 @@ func (k *keychain) header(host string) (string, error) {
 	return "", nil
 }
 
+// minMasked is the shortest credential text masked in messages.
+const minMasked = 3
+
 // sent are the texts host's credentials are sent as (the secret parts of
 // the Authorization header and of the token exchange's form), longest
 // first, to mask them out of messages.
@@ -236,7 +239,9 @@ func (k *keychain) sent(host string) []string {
 	for _, s := range []string{cfg.Password, cfg.RegistryToken, cfg.IdentityToken, cfg.Auth,
 		base64.StdEncoding.EncodeToString([]byte(cfg.Username + ":" + cfg.Password)),
 		url.QueryEscape(cfg.Password), url.QueryEscape(cfg.IdentityToken)} {
-		if s != "" && s != base64.StdEncoding.EncodeToString([]byte(":")) {
+		// Shorter texts are everywhere in a message, and masking them
+		// would spell them out (as the provider's masking leaves them).
+		if len(s) >= minMasked && s != base64.StdEncoding.EncodeToString([]byte(":")) {
 			out = append(out, s)
 		}
 	}

@@ -183,3 +183,48 @@ func TestManifestIsBoundedWhileRead(t *testing.T) {
 		t.Fatalf("the client read %d MiB of one manifest before refusing it: %v", served.Load()>>20, err)
 	}
 }
+
+// The registry API's bounds are the registry API's: a chart repository or
+// URL whose path holds "manifests" keeps the blob limit.
+func TestChartUnderAManifestsPathKeepsTheBlobLimit(t *testing.T) {
+	chart := strings.Repeat("c", 5<<20)
+	host, c := hostileRegistry(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/org/manifests/charts/index.yaml":
+			fmt.Fprintf(w, "apiVersion: v1\nentries:\n  app:\n  - version: 1.0.0\n    urls: [app-1.0.0.tgz]\n")
+		case "/org/manifests/charts/app-1.0.0.tgz":
+			_, _ = w.Write([]byte(chart))
+		default:
+			http.NotFound(w, r)
+		}
+	}, Credential{Username: "user", Password: "password"})
+	b, err := c.HelmChart(context.Background(), "https://"+host+"/org/manifests/charts", "app", "1.0.0")
+	if err != nil || len(b.Data) != len(chart) {
+		t.Fatalf("a 5 MiB chart of a repository under /org/manifests/: %v", err)
+	}
+	if _, err := c.Fetch(context.Background(), "https://"+host+"/org/manifests/charts/app-1.0.0.tgz"); err != nil {
+		t.Fatalf("a 5 MiB archive under /org/manifests/: %v", err)
+	}
+}
+
+// A body of exactly the limit is read; one byte more is refused, also
+// when it comes with the end of the body.
+func TestBoundedBodyAllowsExactlyTheLimit(t *testing.T) {
+	for size, ok := range map[int]bool{10: true, 11: false} {
+		b := &boundedBody{ReadCloser: io.NopCloser(strings.NewReader(strings.Repeat("x", size))), limit: 10, what: "a test"}
+		data, err := io.ReadAll(b)
+		if (err == nil) != ok || ok && len(data) != size {
+			t.Errorf("%d bytes: %d read, err %v", size, len(data), err)
+		}
+	}
+}
+
+// A credential of one or two characters is not masked inside messages:
+// it would garble them, and the masks would spell it.
+func TestShortCredentialDoesNotGarbleErrors(t *testing.T) {
+	host, c := hostileRegistry(t, func(http.ResponseWriter, *http.Request) {}, Credential{Username: "ci", Password: "e"})
+	err := c.classify(host, "something", errors.New("the manifest is not a valid OCI manifest: unexpected end of JSON input"))
+	if strings.Contains(err.Error(), "***") {
+		t.Fatalf("a one-letter password masks every e of the message: %v", err)
+	}
+}

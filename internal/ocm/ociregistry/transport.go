@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -134,17 +135,26 @@ const maxManifestBody = ocm.MaxDescriptorSize
 
 func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.roundTrip(req)
-	switch {
-	case err != nil:
-	case strings.HasSuffix(req.URL.Path, "/tags/list"):
+	if err != nil {
+		return resp, err
+	}
+	// Only the registry API's: chart repositories and fetched URLs go
+	// through here too, with limits of their own.
+	switch m := registryAPIPath.FindStringSubmatch(req.URL.Path); {
+	case m == nil:
+	case m[1] == "tags/list":
 		resp.Body = &boundedBody{ReadCloser: resp.Body, limit: maxTagListBody, what: "a page of its tag list"}
-	case strings.Contains(req.URL.Path, "/manifests/"):
+	default:
 		// go-containerregistry reads up to 100 MiB of a manifest before
 		// anything here can look at its size.
 		resp.Body = &boundedBody{ReadCloser: resp.Body, limit: maxManifestBody, what: "a manifest"}
 	}
 	return resp, err
 }
+
+// registryAPIPath matches the OCI distribution API's manifest and tag
+// list requests.
+var registryAPIPath = regexp.MustCompile(`^/v2/.+/(manifests/[^/]+|tags/list)$`)
 
 // boundedBody fails a read past limit bytes.
 type boundedBody struct {
@@ -154,15 +164,16 @@ type boundedBody struct {
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
-	left := b.limit - b.read
-	if left <= 0 {
-		return 0, fmt.Errorf("the registry sent more than %d bytes for %s", b.limit, b.what)
-	}
-	if int64(len(p)) > left {
-		p = p[:left]
+	// One byte beyond the limit tells a body of exactly limit bytes
+	// from a longer one.
+	if left := b.limit + 1 - b.read; int64(len(p)) > left {
+		p = p[:max(left, 0)]
 	}
 	n, err := b.ReadCloser.Read(p)
 	b.read += int64(n)
+	if b.read > b.limit {
+		return n, fmt.Errorf("the registry sent more than %d bytes for %s", b.limit, b.what)
+	}
 	return n, err
 }
 
