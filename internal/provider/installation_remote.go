@@ -215,6 +215,14 @@ func (x *installations) remoteSecrets(f map[string]tftypes.Value) *masking.Tree 
 	return sec
 }
 
+// remoteHoldsSecrets says, for a refresh or destroy, whether the tree
+// may hold a secret (see exportsMayHoldSecrets): sensitive imports, an
+// inline target config, or exports the last apply held as sensitive.
+func (x *installations) remoteHoldsSecrets(st *installation.Status, f map[string]tftypes.Value) bool {
+	imp, _, _ := importsOf(f, x.targets())
+	return len(secretsOf(f, imp).List()) > 0 || st != nil && len(st.SensitiveExports) > 0
+}
+
 // credentials are the strings of every provider target's config. Apply,
 // refresh and destroy mask them all alike: which of them the tree imports
 // (a target, a list element, a map entry) is beside the point when a
@@ -843,7 +851,11 @@ func (x *installations) runRemote(ctx context.Context, w *lscluster.Writer, run 
 	if tree == nil {
 		return prev, nil, werr
 	}
-	st := remoteStatus(tree, run.mask)
+	for path := range tree.Installations {
+		// Landscaper's summaries name failed sub-installations.
+		run.sec.AddPath(path)
+	}
+	st := remoteStatus(tree, run.mask, run.exportsMayHoldSecrets(tree))
 	if werr != nil {
 		return st, tree, fmt.Errorf("%w; the Installation %s/%s is %s, and Landscaper goes on with it: the next plan shows where it got to",
 			werr, ns, name, orUnknown(tree.Phase))
@@ -1010,15 +1022,27 @@ func (x *installations) remoteItems(run *remoteRun, tree *lscluster.Tree) tftype
 // remoteStatus is Landscaper's tree as the status of a tree run
 // in-process: phases, jobs and errors of every installation and deploy
 // item, each error's message masked (a message may quote a secret).
-func remoteStatus(t *lscluster.Tree, mask func(string) string) *installation.Status {
+func remoteStatus(t *lscluster.Tree, mask func(string) string, secrets bool) *installation.Status {
 	coreError := func(e *lscluster.Error) *core.Error {
 		if e == nil {
 			return nil
 		}
 		return &core.Error{Operation: core.Operation(e.Operation), Reason: e.Reason, Message: mask(e.Message), Codes: e.Codes}
 	}
+	nodeError := func(e *lscluster.Error) *core.Error {
+		c := coreError(e)
+		if c != nil && secrets && renderedByLandscaper[e.Reason] {
+			// What Landscaper's templates said of a tree holding secrets
+			// cannot be compared with a stand-in rendering here, as the
+			// provider's own messages are (maskNodeErrors): it may
+			// quote what a template made of a secret.
+			c.Message = "the message is not shown: Landscaper's templates failed on a tree holding secrets, and the message may " +
+				"quote what they made of one; the Installation's status on the Landscaper cluster has it"
+		}
+		return c
+	}
 	root := &installation.Status{Phase: core.Phase(t.Phase), JobID: t.JobID, JobIDFinished: t.JobIDFinished,
-		LastError: coreError(t.LastError)}
+		LastError: nodeError(t.LastError)}
 	node := func(path string) *installation.Status {
 		n := root
 		if path == "" {
@@ -1037,7 +1061,7 @@ func remoteStatus(t *lscluster.Tree, mask func(string) string) *installation.Sta
 	}
 	for path, in := range t.Installations {
 		n := node(path)
-		n.Phase, n.LastError = core.Phase(in.Phase), coreError(in.LastError)
+		n.Phase, n.LastError = core.Phase(in.Phase), nodeError(in.LastError)
 		if path != "" {
 			n.JobID = t.JobID
 			if in.Phase == string(core.PhaseSucceeded) || in.Phase == string(core.PhaseFailed) {
@@ -1058,6 +1082,17 @@ func remoteStatus(t *lscluster.Tree, mask func(string) string) *installation.Sta
 			LastError: coreError(di.LastError)}
 	}
 	return root
+}
+
+// renderedByLandscaper are the reasons of Landscaper's Installation errors
+// (v1.4, installations controller) whose messages come from rendering
+// the blueprint's templates and import mappings, or validating what they
+// made.
+var renderedByLandscaper = map[string]bool{
+	"CreateImportsAndSubobjects": true, "ConstructImports": true, "RenderImportExecutions": true,
+	"CreateOrUpdateImports": true, "EnsureSubinstallations": true, "ReconcileExecution": true,
+	"ImportsSatisfied": true, "ConstructImportsForExports": true, "RenderImportExecutionsForExports": true,
+	"ConstructExports": true, "CreateOrUpdateExports": true,
 }
 
 // readRemote reads where Landscaper is with the installation and whether
@@ -1133,7 +1168,7 @@ func (x *installations) readRemote(ctx context.Context, state tftypes.Value, sav
 	// once it has finished: until then the last finished one stands.
 	inFlight := tree.JobID != tree.JobIDFinished && st.Succeeded()
 	if !inFlight && (st == nil || tree.JobID != st.JobID || tree.Phase != string(st.Phase) || tree.JobIDFinished != st.JobIDFinished) {
-		next := remoteStatus(tree, sec.Text)
+		next := remoteStatus(tree, sec.Text, x.remoteHoldsSecrets(saved.Status, f))
 		if st != nil {
 			next.Exports, next.SensitiveExports = st.Exports, st.SensitiveExports
 		}
@@ -1200,7 +1235,7 @@ func (x *installations) destroyRemote(r *jobRun[storedInstallation]) (tftypes.Va
 			ps.add(attrPath(attrLandscaperCluster), "Cannot delete the Landscaper installation", sec.Text(err.Error()))
 			return r.failed(ps)
 		}
-		st := remoteStatus(tree, sec.Text)
+		st := remoteStatus(tree, sec.Text, x.remoteHoldsSecrets(r.saved.Status, r.f))
 		ps = append(ps, treeProblems(st, sec)...)
 		ps.add(attrPath(attrLandscaperCluster), "Landscaper did not delete the installation", sec.Text(fmt.Sprintf(
 			"%v: the Installation %s/%s is %s. Its objects stay; the next destroy tries again.", err, rs.Namespace, name, orUnknown(tree.Phase))))

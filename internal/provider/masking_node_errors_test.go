@@ -13,7 +13,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
+	"github.com/landscaper-tf/terraform-provider-landscaper/internal/lscluster"
 )
 
 // What a node's blueprint says when it fails (rendering, exports) may
@@ -264,5 +266,89 @@ subinstallationExecutions:
 	if where := tenantShows(texts, tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{"last_error": fields(status)["last_error"].Type()}},
 		map[string]tftypes.Value{"last_error": fields(status)["last_error"]})); where != "" {
 		t.Fatalf("the sub's name shows in a %s", where)
+	}
+}
+
+// A sub-installation named after a secret that did not run (it imports
+// from a sibling that failed) is listed in the parent's summary masked.
+func TestNotRunSubNamedAfterSecretIsMasked(t *testing.T) {
+	dir := t.TempDir()
+	first := "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\nexports:\n  - {name: url, schema: {type: string}}\n" +
+		"exportExecutions:\n  - name: x\n    type: Spiff\n    template:\n      exports:\n        url: (( 1 / 0 ))\n"
+	db := "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\nimports:\n  - {name: url, type: data, schema: {type: string}}\n"
+	writeBlueprint(t, dir, `apiVersion: landscaper.gardener.cloud/v1alpha1
+kind: Blueprint
+imports:
+  - {name: tenant, type: data, schema: {type: string}}
+subinstallationExecutions:
+  - name: subs
+    type: GoTemplate
+    template: |
+      subinstallations:
+        - apiVersion: landscaper.gardener.cloud/v1alpha1
+          kind: InstallationTemplate
+          name: first
+          blueprint: {filesystem: {blueprint.yaml: `+fmt.Sprintf("%q", first)+`}}
+          exports: {data: [{name: url, dataRef: firstUrl}]}
+        - apiVersion: landscaper.gardener.cloud/v1alpha1
+          kind: InstallationTemplate
+          name: db-`+dnsOfTenant+`
+          blueprint: {filesystem: {blueprint.yaml: `+fmt.Sprintf("%q", db)+`}}
+          imports: {data: [{name: url, dataRef: firstUrl}]}
+`)
+	texts, st := rpcApply(t, dir, map[string]string{"tenant": tenantSecret})
+	if len(texts) == 0 {
+		t.Fatal("want the first sub's export error")
+	}
+	status := fields(st)["status"]
+	lastErr := fields(status)["last_error"]
+	if where := tenantShows(texts, tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{"last_error": lastErr.Type()}},
+		map[string]tftypes.Value{"last_error": lastErr})); where != "" {
+		t.Fatalf("the not-run sub's secret-made name shows in a %s", where)
+	}
+}
+
+// In remote mode Landscaper runs the export executions: what they said
+// of a tree holding secrets cannot be compared with a stand-in rendering,
+// and is not shown.
+func TestRemoteTemplateErrorOfATreeWithSecretsIsNotShown(t *testing.T) {
+	pt := &providerTargets{known: true, byName: map[string]*deployer.Target{
+		"landscaper": {Type: "landscaper.gardener.cloud/kubernetes-cluster", Config: []byte(`{"kubeconfig":"x"}`)},
+	}}
+	x := newProvider("test").installations
+	x.targets = func() *providerTargets { return pt }
+	x.allowed = func() *allowedDeployers { return nil }
+	bp, err := os.ReadFile(filepath.Join(exportFailsForSecret(t), "blueprint.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := remoteFields(t, x, map[string]any{
+		"name":      "app",
+		"blueprint": map[string]any{"filesystem": map[string]string{"blueprint.yaml": string(bp)}},
+		attrSensitiveImports: map[string]any{
+			"value": map[string]string{"tenant": tenantSecret, "region": "eu-old-1"},
+			"type":  []any{"object", map[string]string{"tenant": "string", "region": "string"}},
+		},
+		attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
+	})
+	run, ps := x.renderRemote(context.Background(), f, pt)
+	if ps.errors() || run == nil {
+		t.Fatalf("renderRemote: %v", ps)
+	}
+	// What Landscaper v1.4 writes for a failing export execution
+	// (installations controller, handlePhaseCompleting).
+	lsErr := &lscluster.Error{Operation: "handlePhaseCompleting", Reason: "ConstructExports",
+		Message: `unable to execute export template x: error calling fail: region retired for tenant acme-corp-tenant`}
+	tree := &lscluster.Tree{Phase: "Failed", JobID: "j", JobIDFinished: "j", LastError: lsErr,
+		Installations: map[string]lscluster.TreeNode{"": {Phase: "Failed", LastError: lsErr}}}
+	for _, secrets := range []bool{true, false} {
+		st := remoteStatus(tree, run.mask, secrets)
+		texts := []string{st.LastError.Message}
+		for _, pr := range treeProblems(st, run.sec) {
+			texts = append(texts, pr.summary+"\n"+pr.detail)
+		}
+		if shows := strings.Contains(strings.Join(texts, "\n"), "acme"); shows == secrets {
+			t.Errorf("tree holding secrets %v: the message shows %v: %q", secrets, shows, texts)
+		}
 	}
 }

@@ -1298,10 +1298,12 @@ func redactTree(l *jobLogger, st *installation.Status) {
 // message naming the node.
 func maskNodeErrors(sec *masking.Tree, st *installation.Status) {
 	st.Walk(func(p string, s *installation.Status) {
+		// Every node: a summary lists also the sub-installations that
+		// did not run.
+		sec.AddPath(p)
 		if s.LastError == nil {
 			return
 		}
-		sec.AddPath(p)
 		if s.FailedIn == "" && !sec.ShadowFailed(p) {
 			// A summary of its items' and sub-installations' errors,
 			// each masked where it is.
