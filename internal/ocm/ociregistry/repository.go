@@ -101,6 +101,7 @@ const maxTagPages = 10
 // tags are the tags of repo, at most maxTagPages pages of them (each
 // bounded by the transport: maxTagListBody).
 func (c *Client) tags(ctx context.Context, repo name.Repository) ([]string, error) {
+	ctx = withBound(ctx, maxTagListBody, "a page of its tag list")
 	l, err := c.puller.Lister(ctx, repo)
 	if err != nil {
 		return nil, err
@@ -245,7 +246,7 @@ func descriptorFromTar(data []byte) ([]byte, error) {
 // header, even when pulling by digest, so its descriptor's digest is
 // never used.
 func (c *Client) manifest(ctx context.Context, ref name.Reference, what string) ([]byte, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	ctx, cancel := context.WithTimeout(withBound(ctx, maxManifestBody, "a manifest"), c.o.Timeout)
 	defer cancel()
 	desc, err := c.puller.Get(ctx, ref)
 	if err != nil {

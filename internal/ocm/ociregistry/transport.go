@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 
@@ -135,26 +134,26 @@ const maxManifestBody = ocm.MaxDescriptorSize
 
 func (t *schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.roundTrip(req)
-	if err != nil {
-		return resp, err
-	}
-	// Only the registry API's: chart repositories and fetched URLs go
-	// through here too, with limits of their own.
-	switch m := registryAPIPath.FindStringSubmatch(req.URL.Path); {
-	case m == nil:
-	case m[1] == "tags/list":
-		resp.Body = &boundedBody{ReadCloser: resp.Body, limit: maxTagListBody, what: "a page of its tag list"}
-	default:
-		// go-containerregistry reads up to 100 MiB of a manifest before
-		// anything here can look at its size.
-		resp.Body = &boundedBody{ReadCloser: resp.Body, limit: maxManifestBody, what: "a manifest"}
+	if b, ok := req.Context().Value(boundKey{}).(bound); ok && err == nil {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, limit: b.limit, what: b.what}
 	}
 	return resp, err
 }
 
-// registryAPIPath matches the OCI distribution API's manifest and tag
-// list requests.
-var registryAPIPath = regexp.MustCompile(`^/v2/.+/(manifests/[^/]+|tags/list)$`)
+// bound limits the bodies of the responses to a fetch (every hop of a
+// redirect included); the fetches of the registry API set it, where
+// go-containerregistry reads a body whole before anything here can look
+// at its size (up to 100 MiB of a manifest, any tag list).
+type bound struct {
+	limit int64
+	what  string
+}
+
+type boundKey struct{}
+
+func withBound(ctx context.Context, limit int64, what string) context.Context {
+	return context.WithValue(ctx, boundKey{}, bound{limit, what})
+}
 
 // boundedBody fails a read past limit bytes.
 type boundedBody struct {
