@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/deployer"
 	"github.com/landscaper-tf/terraform-provider-landscaper/internal/engine"
@@ -651,9 +652,21 @@ func (t *Tree) AddPath(path string) {
 	for p := path; p != ""; {
 		parent, name := splitKey(p)
 		if t.subNamedAfterSecret(parent, name) {
-			t.lit.AddText(name)
+			t.addName(name)
 		}
 		p = parent
+	}
+}
+
+// addName masks a sub-installation name a secret made in messages; a
+// name too short to be masked everywhere (a country code) where messages
+// quote, list or join it.
+func (t *Tree) addName(name string) {
+	if t.lit.AddText(name) || utf8.RuneCountInString(name) >= minSecret {
+		return
+	}
+	for _, q := range []string{`"` + name + `"`, ": " + name, ", " + name, "/" + name, name + "/"} {
+		t.lit.AddQuote(q, strings.Replace(q, name, Mask, 1))
 	}
 }
 

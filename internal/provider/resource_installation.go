@@ -1297,22 +1297,22 @@ func redactTree(l *jobLogger, st *installation.Status) {
 // masked too. Sub-installation names a secret made are masked in every
 // message naming the node.
 func maskNodeErrors(sec *masking.Tree, st *installation.Status) {
+	// Every node first: a summary lists also sub-installations that did
+	// not run, and names those below it.
+	st.Walk(func(p string, _ *installation.Status) { sec.AddPath(p) })
 	st.Walk(func(p string, s *installation.Status) {
-		// Every node: a summary lists also the sub-installations that
-		// did not run.
-		sec.AddPath(p)
 		if s.LastError == nil {
 			return
 		}
-		if s.FailedIn == "" && !sec.ShadowFailed(p) {
+		e := *s.LastError
+		switch m, ok := sec.Error(p, e.Message); {
+		case s.FailedIn == "" && !sec.ShadowFailed(p):
 			// A summary of its items' and sub-installations' errors,
 			// each masked where it is.
-			return
-		}
-		e := *s.LastError
-		if m, ok := sec.Error(p, e.Message); ok {
+			e.Message = sec.Text(e.Message)
+		case ok:
 			e.Message = m
-		} else {
+		default:
 			sec.AddText(e.Message)
 			e.Message = "the message is not shown: whether the blueprint fails this way depends on the value of a secret"
 		}
