@@ -237,6 +237,21 @@ func (w *Writer) writeError(err error, o Object) error {
 // reads is kept), by Key. Objects that are gone are missing from the
 // result.
 func (w *Writer) Live(ctx context.Context, objs []Object) (map[string]Object, error) {
+	return w.live(ctx, objs, nil)
+}
+
+// LiveOwned reads, as Live, those of the objects own wrote: one another
+// owner wrote since (or a Landscaper user, without an owner annotation)
+// is not this resource's to keep a record of or delete. Without an owner
+// ID nothing is.
+func (w *Writer) LiveOwned(ctx context.Context, own Owner, objs []Object) (map[string]Object, error) {
+	if own.ID == "" {
+		return map[string]Object{}, nil
+	}
+	return w.live(ctx, objs, func(u *unstructured.Unstructured) bool { return foreign(u, own) == "" })
+}
+
+func (w *Writer) live(ctx context.Context, objs []Object, keep func(*unstructured.Unstructured) bool) (map[string]Object, error) {
 	out := make(map[string]Object, len(objs))
 	for _, o := range objs {
 		ref := o.Ref()
@@ -250,6 +265,9 @@ func (w *Writer) Live(ctx context.Context, objs []Object) (map[string]Object, er
 		}
 		if err != nil {
 			return nil, w.callError(err, fmt.Sprintf("reading %s %s/%s", o.Kind, ref.Namespace, o.Name))
+		}
+		if keep != nil && !keep(u) {
+			continue
 		}
 		out[o.Key()] = Object{Kind: o.Kind, Name: o.Name, Body: view(o.Body, u.Object)}
 	}

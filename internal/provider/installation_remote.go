@@ -1117,51 +1117,24 @@ func (x *installations) readRemote(ctx context.Context, state tftypes.Value, sav
 		ps.warn(attrPath(attrLandscaperCluster), "Cannot read the Landscaper installation", err.Error())
 		return state, nil, ps.masked(sec.Text)
 	}
-	if tree == nil && rs.Released != nil {
-		// A move back in-process let go of it; the next apply finishes
-		// the move.
-		return state, nil, ps
+	// Deleted outside Terraform, and perhaps written again by another
+	// owner (another Terraform resource, a Landscaper user): not this
+	// resource's, which the next apply refuses to overwrite.
+	taken := tree != nil && (tree.Owner != rs.Owner || rs.Owner == "")
+	if rs.Released != nil && (tree == nil || taken) {
+		// A move back in-process let go of it: rs.Released alone records
+		// what each deploy item adopts, and the next apply finishes the
+		// move (or refuses another owner's Installation).
+		if taken {
+			ps.warn(nil, "Installation deleted outside Terraform", fmt.Sprintf("The Installation %s/%s on the "+
+				"Landscaper cluster is another owner's (annotation %s %q) while this resource was moving back in-process: "+
+				"the resource keeps what Landscaper let go of, and the next apply refuses to take over that Installation.",
+				rs.Namespace, name, lscluster.OwnerAnnotation, tree.Owner))
+		}
+		return state, nil, ps.masked(sec.Text)
 	}
-	if tree != nil && tree.Owner != rs.Owner {
-		// Deleted, and written again by another owner: not this
-		// resource's, which the next apply refuses to overwrite.
-		ps.warn(nil, "Installation deleted outside Terraform", fmt.Sprintf("The Installation %s/%s on the Landscaper "+
-			"cluster is no longer the one this resource wrote: another Terraform resource or a Landscaper user wrote it "+
-			"(annotation %s %q). The next apply refuses to overwrite it.", rs.Namespace, name, lscluster.OwnerAnnotation, tree.Owner))
-		return tftypes.NewValue(x.t, nil), nil, ps.masked(sec.Text)
-	}
-	if tree == nil {
-		// The objects it stood on (Secrets with credentials among them)
-		// stay recorded while any is left: the next apply writes the
-		// Installation again, and a destroy deletes them.
-		left, err := w.Live(ctx, rs.Objects)
-		if err != nil {
-			// Dropped, the resource would create the installation anew
-			// under another owner ID, which its own objects refuse.
-			ps.warn(attrPath(attrLandscaperCluster), "Cannot read the objects written to the Landscaper cluster", err.Error())
-			return state, nil, ps.masked(sec.Text)
-		}
-		if len(left) == 0 {
-			ps.warn(nil, "Installation deleted outside Terraform", fmt.Sprintf("The Installation %s/%s is gone from the "+
-				"Landscaper cluster; the next apply writes it again.", rs.Namespace, name))
-			return tftypes.NewValue(x.t, nil), nil, ps.masked(sec.Text)
-		}
-		next := *rs
-		next.Drifted = nil
-		for _, o := range rs.Objects {
-			if _, ok := left[o.Key()]; !ok {
-				next.Drifted = append(next.Drifted, o.Key())
-			}
-		}
-		slices.Sort(next.Drifted)
-		ps.warn(nil, "Installation deleted outside Terraform", fmt.Sprintf("The Installation %s/%s is gone from the "+
-			"Landscaper cluster, and %d of the objects the provider wrote for it are left; the next apply writes it "+
-			"again, and destroying the resource deletes them.", rs.Namespace, name, len(left)))
-		priv, err := encodeRemote(saved.Status, &next)
-		if err != nil {
-			ps.add(nil, "Cannot store the installation's status", err.Error())
-		}
-		return state, priv, ps.masked(sec.Text)
+	if tree == nil || taken {
+		return x.readRemoteGone(ctx, w, state, saved, tree)
 	}
 	st := saved.Status
 	// A job in flight (Landscaper's automatic reconcile, say) is reported
@@ -1197,6 +1170,60 @@ func (x *installations) readRemote(ctx context.Context, state tftypes.Value, sav
 		ps.add(nil, "Cannot store the installation's status", err.Error())
 	}
 	return tftypes.NewValue(x.t, f), priv, ps.masked(sec.Text)
+}
+
+// readRemoteGone reads what is left of the objects of a resource whose
+// Installation is gone (tree nil) or another owner's (tree): the resource
+// stays, the missing objects drifted, while any object it wrote is left
+// (Secrets with credentials among them), so that the next apply writes
+// the Installation again, or refuses another owner's, and a destroy
+// deletes them. Dropped, the resource would be created anew under another
+// owner ID, which its own objects refuse, and nothing would delete them.
+func (x *installations) readRemoteGone(ctx context.Context, w *lscluster.Writer, state tftypes.Value, saved storedInstallation,
+	tree *lscluster.Tree,
+) (tftypes.Value, []byte, problems) {
+	var ps problems
+	rs := saved.Remote
+	f := fields(state)
+	name := str(f["name"])
+	sec := x.remoteSecrets(f)
+	what := fmt.Sprintf("The Installation %s/%s is gone from the Landscaper cluster", rs.Namespace, name)
+	if tree != nil {
+		what = fmt.Sprintf("The Installation %s/%s on the Landscaper cluster is no longer the one this resource wrote: "+
+			"another Terraform resource or a Landscaper user wrote it (annotation %s %q), and the next apply refuses to "+
+			"overwrite it", rs.Namespace, name, lscluster.OwnerAnnotation, tree.Owner)
+	}
+	left, err := w.LiveOwned(ctx, rs.owner(name), rs.Objects)
+	if err != nil {
+		ps.warn(attrPath(attrLandscaperCluster), "Cannot read the objects written to the Landscaper cluster", err.Error())
+		return state, nil, ps.masked(sec.Text)
+	}
+	if len(left) == 0 {
+		next := "; the next apply writes it again."
+		if tree != nil {
+			next = "."
+		}
+		ps.warn(nil, "Installation deleted outside Terraform", what+next)
+		return tftypes.NewValue(x.t, nil), nil, ps.masked(sec.Text)
+	}
+	next := *rs
+	next.Drifted = nil
+	var kept []string
+	for _, o := range rs.Objects {
+		if _, ok := left[o.Key()]; ok {
+			kept = append(kept, o.Key())
+		} else {
+			next.Drifted = append(next.Drifted, o.Key())
+		}
+	}
+	slices.Sort(next.Drifted)
+	ps.warn(nil, "Installation deleted outside Terraform", fmt.Sprintf("%s. The objects the provider wrote for it "+
+		"that are left (%s) stay in the state: destroying the resource deletes them.", what, strings.Join(kept, ", ")))
+	priv, err := encodeRemote(saved.Status, &next)
+	if err != nil {
+		ps.add(nil, "Cannot store the installation's status", err.Error())
+	}
+	return state, priv, ps.masked(sec.Text)
 }
 
 // remoteFailures warns, on a refresh, that Landscaper's last job failed:

@@ -344,39 +344,63 @@ func TestRemotePullSecretProblems(t *testing.T) {
 // ls/app, Succeeded, that owner wrote.
 func fakeLandscaperCluster(t *testing.T, uid, owner string) string {
 	t.Helper()
+	return fakeCluster{uid: uid, owner: owner}.serve(t)
+}
+
+// fakeCluster is what fakeLandscaperCluster serves, and more: with a
+// secretOwner, the Secret ls/app.target.cluster (a kubeconfig) that owner
+// wrote; with a namespaceError, that status code for the namespace.
+type fakeCluster struct {
+	uid, owner, secretOwner string
+	namespaceError          int
+}
+
+func (c fakeCluster) serve(t *testing.T) string {
+	t.Helper()
+	gv := lscluster.GroupVersion.String()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		fail := func(code int, reason string) {
+			w.WriteHeader(code)
+			fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":%q,"code":%d}`, reason, code)
+		}
 		switch r.URL.Path {
-		case "/apis/" + lscluster.GroupVersion.String():
+		case "/apis/" + gv:
 			var res []string
 			for _, n := range []string{"installations", "targets", "dataobjects", "contexts", "executions", "deployitems"} {
 				res = append(res, fmt.Sprintf(`{"name":%q,"namespaced":true,"kind":"X","verbs":["get","list"]}`, n))
 			}
-			fmt.Fprintf(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":%q,"resources":[%s]}`,
-				lscluster.GroupVersion.String(), strings.Join(res, ","))
+			fmt.Fprintf(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":%q,"resources":[%s]}`, gv, strings.Join(res, ","))
 		case "/api/v1/namespaces/ls":
-			if uid == "" {
-				w.WriteHeader(http.StatusForbidden)
-				fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`)
-				return
+			switch {
+			case c.namespaceError != 0:
+				fail(c.namespaceError, http.StatusText(c.namespaceError))
+			case c.uid == "":
+				fail(http.StatusForbidden, "Forbidden")
+			default:
+				fmt.Fprintf(w, `{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"ls","uid":%q}}`, c.uid)
 			}
-			fmt.Fprintf(w, `{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"ls","uid":%q}}`, uid)
-		case "/apis/" + lscluster.GroupVersion.String() + "/namespaces/ls/installations/app":
-			if owner == "" {
-				w.WriteHeader(http.StatusNotFound)
-				fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
+		case "/apis/" + gv + "/namespaces/ls/installations/app":
+			if c.owner == "" {
+				fail(http.StatusNotFound, "NotFound")
 				return
 			}
 			fmt.Fprintf(w, `{"kind":"Installation","apiVersion":%q,"metadata":{"name":"app","namespace":"ls","uid":"i1",`+
 				`"annotations":{%q:%q}},"status":{"phase":"Succeeded","jobID":"j1","jobIDFinished":"j1"}}`,
-				lscluster.GroupVersion.String(), lscluster.OwnerAnnotation, owner)
-		default:
-			if rest, ok := strings.CutPrefix(r.URL.Path, "/apis/"+lscluster.GroupVersion.String()+"/namespaces/ls/"); ok && !strings.Contains(rest, "/") {
-				fmt.Fprintf(w, `{"kind":"List","apiVersion":%q,"metadata":{},"items":[]}`, lscluster.GroupVersion.String())
+				gv, lscluster.OwnerAnnotation, c.owner)
+		case "/api/v1/namespaces/ls/secrets/app.target.cluster":
+			if c.secretOwner == "" {
+				fail(http.StatusNotFound, "NotFound")
 				return
 			}
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
+			fmt.Fprintf(w, `{"kind":"Secret","apiVersion":"v1","metadata":{"name":"app.target.cluster","namespace":"ls","uid":"s1",`+
+				`"annotations":{%q:%q}},"data":{"config":"c2VjcmV0LWt1YmVjb25maWc="}}`, lscluster.OwnerAnnotation, c.secretOwner)
+		default:
+			if rest, ok := strings.CutPrefix(r.URL.Path, "/apis/"+gv+"/namespaces/ls/"); ok && !strings.Contains(rest, "/") {
+				fmt.Fprintf(w, `{"kind":"List","apiVersion":%q,"metadata":{},"items":[]}`, gv)
+				return
+			}
+			fail(http.StatusNotFound, "NotFound")
 		}
 	}))
 	t.Cleanup(srv.Close)
@@ -599,6 +623,77 @@ func TestRemoteMoveBackIsCheckedAtApply(t *testing.T) {
 			}
 			if !got.Equal(prior) || string(priv) != "prior" {
 				t.Errorf("a refused move back changed the state")
+			}
+		})
+	}
+}
+
+// remoteInstallations are the installations of a provider whose target
+// "landscaper" is the API server at server.
+func remoteInstallations(t *testing.T, server string) (*Provider, *installations) {
+	t.Helper()
+	kubeconfig := "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: " + server +
+		"\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: t0k3n-abcdef}\n"
+	p := newProvider("test")
+	pt := &providerTargets{known: true, byName: map[string]*deployer.Target{"landscaper": {Type: target.KubernetesClusterType,
+		Config: []byte(`{"kubeconfig":` + strconv.Quote(kubeconfig) + `}`)}}}
+	p.installations.targets = func() *providerTargets { return pt }
+	return p, p.installations
+}
+
+// An Installation deleted outside Terraform, and one of the name written
+// by another owner since (another state, a Landscaper user): the refresh
+// keeps the resource while an object it wrote is left (a target
+// kubeconfig Secret here), so that a destroy deletes it; dropped, nothing
+// would (the hostile review's RR4-1). A move back under way keeps what
+// Landscaper let go of whatever Installation is there. Objects another
+// owner wrote are not this resource's to keep.
+func TestRemoteRefreshKeepsOwnObjectsLeft(t *testing.T) {
+	secret := lscluster.Object{Kind: lscluster.KindSecret, Name: "app.target.cluster", Body: map[string]any{"apiVersion": "v1",
+		"kind": "Secret", "metadata": map[string]any{"name": "app.target.cluster", "namespace": "ls"}, "data": map[string]any{"config": "***"}}}
+	inst := lscluster.Object{Kind: lscluster.KindInstallation, Name: "app", Body: map[string]any{"apiVersion": lscluster.GroupVersion.String(),
+		"kind": "Installation", "metadata": map[string]any{"name": "app", "namespace": "ls"}}}
+	for _, c := range []struct {
+		name, instOwner, secretOwner string
+		released                     bool
+		kept                         bool
+		drifted                      []string
+	}{
+		{"another owner's Installation, own Secret left", "owner-of-b", "owner-1", false, true, []string{"Installation/app"}},
+		{"another owner's Installation, a move back under way", "owner-of-b", "", true, true, nil},
+		{"another owner's Installation and Secret", "owner-of-b", "owner-of-b", false, false, nil},
+		{"no Installation, own Secret left", "", "owner-1", false, true, []string{"Installation/app"}},
+		{"no Installation, another owner's Secret", "", "owner-of-b", false, false, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			server := fakeCluster{uid: "uid-1", owner: c.instOwner, secretOwner: c.secretOwner}.serve(t)
+			_, x := remoteInstallations(t, server)
+			state := tftypes.NewValue(x.t, remoteFields(t, x, map[string]any{
+				"name": "app", attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
+			}))
+			rs := &remoteState{Target: "landscaper", Namespace: "ls", Owner: "owner-1", Server: strings.ToLower(server), NamespaceUID: "uid-1",
+				Objects: []lscluster.Object{secret, inst}}
+			if c.released {
+				rs.Released = map[string]*deployer.Adoption{}
+			}
+			got, priv, ps := x.readRemote(t.Context(), state, storedInstallation{Status: &installation.Status{Phase: "Succeeded",
+				JobID: "j1", JobIDFinished: "j1"}, Remote: rs})
+			detail := strings.Join(strings.Fields(fmt.Sprint(ps)), " ")
+			if got.IsNull() == c.kept {
+				t.Fatalf("kept %v, want %v: %s", !got.IsNull(), c.kept, detail)
+			}
+			if !c.kept || c.released {
+				return
+			}
+			if !strings.Contains(detail, "Secret/app.target.cluster") {
+				t.Errorf("the warning does not name the object left: %s", detail)
+			}
+			saved, err := decodeInstallationPrivate(priv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(saved.Remote.Drifted, c.drifted) || saved.Remote.Owner != "owner-1" {
+				t.Errorf("drifted %v (want %v), owner %q", saved.Remote.Drifted, c.drifted, saved.Remote.Owner)
 			}
 		})
 	}
