@@ -187,13 +187,15 @@ func empty(v any) bool {
 // (its resourceVersion), and read again when Landscaper wrote it in
 // between (the Installation's status). An object another owner wrote
 // since is an error, a gone one is left to the next apply. Call it after
-// Apply, before the job starts.
-func (w *Writer) Restore(ctx context.Context, own Owner, objs []Object) error {
+// Apply, before the job starts. It returns the keys of the objects it
+// patched: what Landscaper may have run with, so a job is owed.
+func (w *Writer) Restore(ctx context.Context, own Owner, objs []Object) ([]string, error) {
+	var restored []string
 	for _, o := range objs {
 		ref := o.Ref()
 		gvr, ok := kindGVR[o.Kind]
 		if !ok {
-			return fmt.Errorf("%s: not a kind a remote installation writes", o.Key())
+			return restored, fmt.Errorf("%s: not a kind a remote installation writes", o.Key())
 		}
 		res := w.dynamic.Resource(gvr).Namespace(ref.Namespace)
 		what := fmt.Sprintf("%s %s/%s", o.Kind, ref.Namespace, o.Name)
@@ -203,12 +205,12 @@ func (w *Writer) Restore(ctx context.Context, own Owner, objs []Object) error {
 				break
 			}
 			if err != nil {
-				return w.callError(err, "reading "+what)
+				return restored, w.callError(err, "reading "+what)
 			}
 			if why := foreign(live, own); why != "" {
 				// Written over since Apply: the apply stops, and what
 				// it wrote stays recorded.
-				return fmt.Errorf("%s changed owner since it was written: %s", what, describe(ref, why))
+				return restored, fmt.Errorf("%s changed owner since it was written: %s", what, describe(ref, why))
 			}
 			patch := restorePatch(o.Body, live.Object)
 			if patch == nil {
@@ -222,16 +224,20 @@ func (w *Writer) Restore(ctx context.Context, own Owner, objs []Object) error {
 			patch["metadata"] = meta
 			body, err := json.Marshal(patch)
 			if err != nil {
-				return err
+				return restored, err
 			}
 			_, err = res.Patch(ctx, o.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
-			if err == nil || apierrors.IsNotFound(err) {
+			if err == nil {
+				restored = append(restored, o.Key())
+				break
+			}
+			if apierrors.IsNotFound(err) {
 				break
 			}
 			if !apierrors.IsConflict(err) || attempt == 4 {
-				return w.callError(err, "taking back what others changed on "+what)
+				return restored, w.callError(err, "taking back what others changed on "+what)
 			}
 		}
 	}
-	return nil
+	return restored, nil
 }

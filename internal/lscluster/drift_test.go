@@ -120,8 +120,9 @@ func TestDriftedSeesWhatOthersAddAndRestoreTakesItBack(t *testing.T) {
 			if _, err := w.Apply(t.Context(), own, objs); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.Restore(t.Context(), own, objs); err != nil {
-				t.Fatal(err)
+			restored, err := w.Restore(t.Context(), own, objs)
+			if want := []string{tc.kind + "/" + tc.object}; err != nil || !slices.Equal(restored, want) {
+				t.Fatalf("restored %v %v, want %v", restored, err, want)
 			}
 			if v, found, _ := unstructured.NestedFieldNoCopy(c.get(t, tc.kind, tc.object).Object, tc.path...); found {
 				t.Errorf("the apply left %v = %v", tc.path, v)
@@ -154,8 +155,8 @@ func TestDriftedIgnoresWhatLandscaperAndOthersWriteHarmlessly(t *testing.T) {
 	if _, err := w.Apply(t.Context(), own, objs); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Restore(t.Context(), own, objs); err != nil {
-		t.Fatal(err)
+	if restored, err := w.Restore(t.Context(), own, objs); err != nil || len(restored) > 0 {
+		t.Fatalf("restored %v %v: nothing Landscaper acts on changed", restored, err)
 	}
 	inst := c.get(t, "Installation", "app")
 	if inst.GetAnnotations()["example.com/note"] != "x" || inst.GetLabels()["team"] != "a" || len(inst.GetFinalizers()) != 1 {

@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"crypto/sha256"
+	"encoding/base32"
 	"fmt"
 	"maps"
 	"slices"
@@ -321,12 +323,34 @@ func (x *installations) leaveRechecked(r *jobRun[storedInstallation], w *lsclust
 }
 
 // moveWriteFailed undoes what a move to a Landscaper cluster wrote before
-// the write failed: the Installation is written last, so Landscaper has
-// not been handed anything, and the installation stays in-process.
-func moveWriteFailed(err error, cleanup error) string {
+// the write failed: the Installation is written last, so unless it was
+// written (installationWritten: the write failed after it, taking back
+// what others changed), Landscaper has not been handed anything, and the
+// installation stays in-process. What the clean-up cannot delete is left
+// under the move's owner ID (moveOwnerID), which the next try of the move
+// writes as again, so it takes those objects over.
+func moveWriteFailed(err error, cleanup error, installationWritten bool) string {
 	msg := fmt.Sprintf("%v. The installation stays in-process; nothing was handed over.", err)
+	if installationWritten {
+		msg = fmt.Sprintf("%v. The installation stays in-process, but the Installation was written to the Landscaper "+
+			"cluster before the failure, and Landscaper may have started a job for it.", err)
+	}
 	if cleanup != nil {
-		msg += " Deleting what was written failed: " + cleanup.Error()
+		msg += " Deleting what was written failed: " + cleanup.Error() + ". The objects left stay annotated as this " +
+			"resource's: applying the move again takes them over; moving no more leaves them to be deleted by hand."
 	}
 	return msg
+}
+
+// moveOwnerID is the owner ID a move to a Landscaper cluster writes as:
+// derived from the in-process job's ID (random, in the private state, and
+// kept as it was when the move fails), so a retry of a failed move is the
+// same owner as the objects the failed one left, and another resource is
+// not. Without a job ID it is a new one.
+func moveOwnerID(st *installation.Status, namespace, name string) string {
+	if st == nil || st.JobID == "" {
+		return lscluster.NewOwnerID()
+	}
+	sum := sha256.Sum256([]byte("landscaper-move\x00" + st.JobID + "\x00" + namespace + "/" + name))
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
 }

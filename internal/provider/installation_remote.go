@@ -539,10 +539,51 @@ func (rs *remoteState) changedObjects(objs []lscluster.Object, secretsChanged []
 		keys = append(keys, o.Key())
 		onlyCredentials = onlyCredentials && ok && o.Kind == lscluster.KindSecret && credentialSecrets[o.Name] && rotated(o.Name)
 	}
+	// An object no longer written is deleted only after a job of the
+	// Installation without it (applyRemote): Landscaper's deploy items may
+	// still use it (a Target).
+	written := map[string]bool{}
+	for _, o := range objs {
+		written[o.Key()] = true
+	}
+	for _, o := range rs.Objects {
+		if !written[o.Key()] {
+			keys = append(keys, o.Key())
+		}
+	}
 	if len(objs) != len(rs.Objects) {
 		onlyCredentials = false
 	}
 	return keys, onlyCredentials
+}
+
+// drifting is rs with Drifted holding also what drifted on the cluster
+// since the refresh (or with -refresh=false, since the last apply), so
+// plan and apply run Landscaper's job for the fields the apply takes back
+// (Restore), as a refresh that saw them would; every object when the
+// cluster cannot be read (the job then runs).
+func (x *installations) drifting(ctx context.Context, w *lscluster.Writer, rs *remoteState, mask func(string) string) (*remoteState, problems) {
+	if w == nil || len(rs.Objects) == 0 {
+		return rs, nil
+	}
+	var ps problems
+	live, err := w.Drifted(ctx, rs.Objects)
+	if err != nil {
+		ps.warn(attrPath(attrLandscaperCluster), "Cannot read the objects written to the Landscaper cluster",
+			mask(err.Error())+"; they are taken as changed.")
+		live = nil
+		for _, o := range rs.Objects {
+			live = append(live, o.Key())
+		}
+	}
+	next := *rs
+	next.Drifted = slices.Clone(rs.Drifted)
+	for _, k := range live {
+		if !slices.Contains(next.Drifted, k) {
+			next.Drifted = append(next.Drifted, k)
+		}
+	}
+	return &next, ps
 }
 
 // planRemote plans an installation in remote mode. Nothing that has not
@@ -599,6 +640,9 @@ func (x *installations) planRemote(ctx context.Context, f, pf map[string]tftypes
 	if saved.Remote != nil && len(replace) == 0 {
 		var sps problems
 		secretsChanged, sps = x.secretsChanged(ctx, target, run)
+		ps = append(ps, sps...)
+		w, _ := x.landscaperWriter(target)
+		saved.Remote, sps = x.drifting(ctx, w, saved.Remote, run.mask)
 		ps = append(ps, sps...)
 	}
 	if rs := saved.Remote; rs != nil && rs.Unreconciled {
@@ -775,6 +819,9 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 	if prev != nil && prev.Owner != "" {
 		rs.Owner = prev.Owner
 	}
+	if moving {
+		rs.Owner = moveOwnerID(r.saved.Status, ns, name)
+	}
 	own := rs.owner(name)
 	for _, o := range run.objs {
 		rs.Objects = append(rs.Objects, o.Record())
@@ -783,19 +830,23 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 	if prev != nil && !prev.Unreconciled && r.saved.Status.Succeeded() && prev.Trigger == trigger {
 		secretsChanged, sps := x.secretsChanged(ctx, target, run)
 		ps = append(ps, sps...)
-		changed, onlyCredentials := prev.changedObjects(run.objs, secretsChanged)
+		drifting, dps := x.drifting(ctx, w, prev, run.mask)
+		ps = append(ps, dps...)
+		changed, onlyCredentials := drifting.changedObjects(run.objs, secretsChanged)
 		rotationOnly = len(changed) == 0 || onlyCredentials
 	}
 	uid, err := w.Apply(ctx, own, run.objs)
+	var restored []string
+	installationWritten := err == nil
 	if err == nil {
 		// Server-side apply leaves what other managers added (a refresh
 		// reports it as drift): taken back before Landscaper runs.
-		err = w.Restore(ctx, own, run.objs)
+		restored, err = w.Restore(ctx, own, run.objs)
 	}
 	if err != nil {
 		if moving {
 			_, cleanup := w.Delete(ctx, own, refsOf(run.objs))
-			ps.add(attrPath(attrLandscaperCluster), "Cannot write to the Landscaper cluster", run.mask(moveWriteFailed(err, cleanup)))
+			ps.add(attrPath(attrLandscaperCluster), "Cannot write to the Landscaper cluster", run.mask(moveWriteFailed(err, cleanup, installationWritten)))
 			return r.failed(ps)
 		}
 		ps.add(attrPath(attrLandscaperCluster), "Cannot write to the Landscaper cluster", run.mask(err.Error()))
@@ -811,6 +862,20 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 		st = nil
 	}
 	var tree *lscluster.Tree
+	// Objects no longer written go once Landscaper has run without them:
+	// the deploy items of its last job may use them (a dropped Target,
+	// which their deployer reads to delete them), and a job still running
+	// may read them.
+	jobDone := rotationOnly
+	if rotationOnly && len(restored) > 0 {
+		// Changed by someone between the drift read and the write, and
+		// taken back: Landscaper may have run with it. The plan promised
+		// no job, so the next apply runs it.
+		rs.Unreconciled, jobDone = true, false
+		ps.warn(attrPath(attrLandscaperCluster), "Objects changed outside Terraform during the apply", fmt.Sprintf(
+			"The apply took back what others changed on %s since the plan; Landscaper may have run with it. The next "+
+				"apply runs Landscaper's job.", strings.Join(restored, ", ")))
+	}
 	if !rotationOnly {
 		var err error
 		if st, tree, err = x.runRemote(ctx, w, run, ns, name, uid, st); err != nil {
@@ -820,8 +885,13 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 			// refresh reads where it got to.
 			rs.Unreconciled = tree == nil
 		}
+		jobDone = err == nil && st.Succeeded()
 	}
-	if stale := staleObjects(prev, rs); len(stale) > 0 {
+	if stale := staleObjects(prev, rs); len(stale) > 0 && !jobDone {
+		// Kept, and recorded: a later apply whose job succeeds deletes
+		// them, a destroy too.
+		rs.Objects = append(rs.Objects, stale...)
+	} else if len(stale) > 0 {
 		notOwned, err := w.Delete(ctx, own, refsOf(stale))
 		if notOwned != nil {
 			// Another owner wrote them since: theirs now, and forgotten.
