@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func TestRemoteApplyKeepsStaleObjectsUntilLandscaperRan(t *testing.T) {
 	// The next plan owes the job; were the job not owed, the left
 	// objects alone plan it.
 	saved.Remote.Unreconciled = false
-	if changed, only := saved.Remote.changedObjects(mustRender(t, x, f).objs, nil); !recordedIn(changed, lscluster.KindTarget+"/"+oldTarget) || only {
+	if changed, only := saved.Remote.changedObjects(mustRender(t, x, f).objs, nil); !slices.Contains(changed, lscluster.KindTarget+"/"+oldTarget) || only {
 		t.Errorf("the objects left are no change to plan a job for: %v %v", changed, only)
 	}
 }
@@ -75,15 +76,6 @@ func TestRemoteApplyKeepsStaleObjectsUntilLandscaperRan(t *testing.T) {
 func recorded(rs *remoteState, key string) bool {
 	for _, o := range rs.Objects {
 		if o.Key() == key {
-			return true
-		}
-	}
-	return false
-}
-
-func recordedIn(keys []string, key string) bool {
-	for _, k := range keys {
-		if k == key {
 			return true
 		}
 	}
@@ -122,7 +114,8 @@ func TestRemoteApplyRunsTheJobForWhatItTakesBack(t *testing.T) {
 		if o.Kind == lscluster.KindInstallation {
 			// Someone remapped the import since the last refresh, and
 			// Landscaper ran it.
-			body["spec"].(map[string]any)["importDataMappings"] = map[string]any{"replicas": 0}
+			spec, _ := body["spec"].(map[string]any)
+			spec["importDataMappings"] = map[string]any{"replicas": 0}
 			body["status"] = map[string]any{"phase": "Succeeded", "jobID": "j1", "jobIDFinished": "j1"}
 		}
 	})

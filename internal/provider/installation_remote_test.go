@@ -580,19 +580,8 @@ func TestRemotePullSecretAuthIsMasked(t *testing.T) {
 // resource's Installation, Succeeded, and none of the objects recorded.
 func TestRemoteMoveBackIsCheckedAtApply(t *testing.T) {
 	server := fakeLandscaperCluster(t, "uid-1", "owner-1")
-	kubeconfig := "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: " + server +
-		"\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: t0k3n-abcdef}\n"
-	p := newProvider("test")
-	x := p.installations
-	pt := &providerTargets{known: true, byName: map[string]*deployer.Target{"landscaper": {Type: target.KubernetesClusterType,
-		Config: []byte(`{"kubeconfig":` + strconv.Quote(kubeconfig) + `}`)}}}
-	x.targets = func() *providerTargets { return pt }
-	bp, err := render.Load(t.Context(), render.Source{Filesystem: map[string]string{
-		"blueprint.yaml": "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\n"}}, render.Options{Deployers: p.deployers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	x.load = func(context.Context, render.Source) (installation.Blueprint, error) { return bp, nil }
+	x, bp := installationsAt(t, server, noImportsBlueprint)
+	pt := x.targets()
 	f := remoteFields(t, x, map[string]any{"name": "app", "blueprint": map[string]any{"path": "bp"}})
 	f["imports"] = tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{"greeting": tftypes.String}},
 		map[string]tftypes.Value{"greeting": tftypes.NewValue(tftypes.String, "changed")})

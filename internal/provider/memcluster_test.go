@@ -67,15 +67,15 @@ func (c *memCluster) serve(t *testing.T) string {
 			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
 		}
 		p := r.URL.Path
-		switch {
-		case p == "/apis/"+gv:
+		switch p {
+		case "/apis/" + gv:
 			var res []string
 			for _, n := range []string{"installations", "targets", "dataobjects", "contexts", "executions", "deployitems", "componentversionoverwrites"} {
 				res = append(res, fmt.Sprintf(`{"name":%q,"namespaced":true,"kind":"X","verbs":["get","list"]}`, n))
 			}
 			fmt.Fprintf(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":%q,"resources":[%s]}`, gv, strings.Join(res, ","))
 			return
-		case p == "/api/v1/namespaces/ls":
+		case "/api/v1/namespaces/ls":
 			fmt.Fprint(w, `{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"ls","uid":"uid-1"}}`)
 			return
 		}
@@ -167,10 +167,19 @@ func objPath(o lscluster.Object) string {
 func memInstallations(t *testing.T, mem *memCluster, blueprintYAML string) (*installations, string) {
 	t.Helper()
 	server := mem.serve(t)
+	x, _ := installationsAt(t, server, blueprintYAML)
+	return x, server
+}
+
+// installationsAt is the installations of a provider whose provider
+// target "landscaper" points at the API server at server, loading every
+// blueprint as bp from blueprintYAML.
+func installationsAt(t *testing.T, server, blueprintYAML string) (x *installations, bp installation.Blueprint) {
+	t.Helper()
 	kubeconfig := "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: " + server +
 		"\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: t0k3n-abcdef}\n"
 	p := newProvider("test")
-	x := p.installations
+	x = p.installations
 	pt := &providerTargets{known: true, byName: map[string]*deployer.Target{"landscaper": {Type: target.KubernetesClusterType,
 		Config: []byte(`{"kubeconfig":` + strconv.Quote(kubeconfig) + `}`)}}}
 	x.targets = func() *providerTargets { return pt }
@@ -180,7 +189,7 @@ func memInstallations(t *testing.T, mem *memCluster, blueprintYAML string) (*ins
 		t.Fatal(err)
 	}
 	x.load = func(context.Context, render.Source) (installation.Blueprint, error) { return bp, nil }
-	return x, server
+	return x, bp
 }
 
 // put stores objs on mem as owner wrote them for the installation app.
@@ -189,7 +198,7 @@ func (c *memCluster) put(objs []lscluster.Object, owner string, edit func(o lscl
 		body := map[string]any{}
 		b, _ := json.Marshal(o.Body)
 		_ = json.Unmarshal(b, &body)
-		meta := body["metadata"].(map[string]any)
+		meta, _ := body["metadata"].(map[string]any)
 		meta["annotations"] = map[string]any{lscluster.OwnerAnnotation: owner, lscluster.InstallationAnnotation: "app"}
 		meta["uid"] = "uid-" + o.Name
 		if edit != nil {
