@@ -73,10 +73,15 @@ func (o Object) marked(own Owner, resourceVersion string) map[string]any {
 	return body
 }
 
-// foreign says why the live object is not own's, "" when it is.
+// foreign says why the live object is not own's, "" when it is. Without
+// an owner ID nothing is own's: an object no provider wrote (a Landscaper
+// user's) carries none either, and would be overwritten or deleted as
+// own.
 func foreign(live *unstructured.Unstructured, own Owner) string {
 	ann := live.GetAnnotations()
 	switch id := ann[OwnerAnnotation]; {
+	case own.ID == "":
+		return "no owner ID to act as: the state of an earlier build of the provider"
 	case id == own.ID:
 		return ""
 	case id == "":

@@ -445,3 +445,21 @@ func TestWriterActsOnlyOnTheInstallationItWrote(t *testing.T) {
 		t.Errorf("the Installation of the UID given was not annotated: %v (%v)", u.GetAnnotations(), err)
 	}
 }
+
+// Without an owner ID (a remote state of an earlier build) nothing is
+// own: an object no provider wrote carries no owner ID either, and Delete,
+// Uninstall, Release and Restore would act on a Landscaper user's objects
+// (the hostile review's RR4-4).
+func TestNothingIsOwnWithoutAnOwnerID(t *testing.T) {
+	users := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "app"}}}
+	if why := foreign(users, Owner{Installation: "app"}); why == "" {
+		t.Errorf("an object no provider wrote is own without an owner ID")
+	}
+	if why := foreign(users, Owner{ID: "owner-1", Installation: "app"}); why == "" {
+		t.Errorf("an object no provider wrote is own")
+	}
+	users.SetAnnotations(map[string]string{OwnerAnnotation: "owner-1"})
+	if why := foreign(users, Owner{ID: "owner-1", Installation: "app"}); why != "" {
+		t.Errorf("an object of the owner is not own: %s", why)
+	}
+}
