@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
@@ -319,7 +320,50 @@ func (x *installations) leaveRechecked(r *jobRun[storedInstallation], w *lsclust
 			"objects written to the Landscaper cluster: %v. Nothing was changed.", err)))
 		return ps
 	}
-	return leaveProblems(&rs, r.saved.Status, installation.InputHash(bp, imp))
+	input := installation.InputHash(bp, imp)
+	if refused := leaveProblems(&rs, r.saved.Status, input); refused.errors() || rs.Released != nil {
+		return refused
+	}
+	// Drifted compares records, whose Secret data is masked: a Secret
+	// given other data on the Landscaper cluster (a target kubeconfig, a
+	// sensitive import) is told by comparing what the configuration
+	// writes.
+	changed, err := x.leavingSecretsChanged(r.ctx, w, r.f, &rs)
+	if err != nil {
+		ps.add(attrPath(attrLandscaperCluster), "Cannot move back in-process", sec.Text(fmt.Sprintf("Reading the "+
+			"Secrets written to the Landscaper cluster: %v. Nothing was changed.", err)))
+		return ps
+	}
+	rs.Drifted = slices.Compact(slices.Sorted(slices.Values(append(rs.Drifted, changed...))))
+	return leaveProblems(&rs, r.saved.Status, input)
+}
+
+// leavingSecretsChanged are the keys of the Secrets rs wrote whose data on
+// the Landscaper cluster is not what the configuration f writes there.
+func (x *installations) leavingSecretsChanged(ctx context.Context, w *lscluster.Writer, f map[string]tftypes.Value,
+	rs *remoteState,
+) ([]string, error) {
+	lt, _ := x.t.AttributeTypes[attrLandscaperCluster].(tftypes.Object)
+	cluster := map[string]tftypes.Value{}
+	for name, typ := range lt.AttributeTypes {
+		cluster[name] = tftypes.NewValue(typ, nil)
+	}
+	cluster["target"] = tftypes.NewValue(tftypes.String, rs.Target)
+	cluster["namespace"] = tftypes.NewValue(tftypes.String, rs.Namespace)
+	g := maps.Clone(f)
+	g[attrLandscaperCluster] = tftypes.NewValue(lt, cluster)
+	run, ps := x.renderRemote(ctx, g, x.targets())
+	if run == nil {
+		return nil, fmt.Errorf("the configuration does not render the objects to compare: %v", ps)
+	}
+	recorded := map[string]bool{}
+	for _, o := range rs.Objects {
+		recorded[o.Key()] = true
+	}
+	// A Secret the last apply did not write is not on the cluster to
+	// compare; the inputs' check (Input) refuses such a move.
+	objs := slices.DeleteFunc(slices.Clone(run.objs), func(o lscluster.Object) bool { return !recorded[o.Key()] })
+	return w.SecretsChanged(ctx, objs)
 }
 
 // moveWriteFailed undoes what a move to a Landscaper cluster wrote before

@@ -735,8 +735,13 @@ func clusterMoved(ctx context.Context, rs *remoteState, w *lscluster.Writer) pro
 	}
 	uid, err := w.NamespaceUID(ctx, rs.Namespace)
 	if err != nil && !errors.Is(err, lscluster.ErrNotFound) {
-		// Unreachable: what is read next says so.
-		return nil
+		// Not read (a server error, rate limiting, a timeout): the cluster
+		// is not told from another at the URL, so nothing is read (a
+		// refresh keeps the state), written or deleted.
+		ps.add(at, "Cannot tell the Landscaper cluster", fmt.Sprintf("Reading the namespace %s on %s, which tells the "+
+			"cluster this installation's objects were written to from another one at the same URL: %v. Nothing is "+
+			"read, written or deleted; try again.", rs.Namespace, w.Server(), err))
+		return ps
 	}
 	if uid == rs.NamespaceUID {
 		return nil
@@ -815,7 +820,10 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 	// Read before anything is written: an unreadable namespace is left
 	// unrecorded (the URL alone tells the cluster then), a missing one
 	// fails the writes.
-	rs.NamespaceUID, _ = w.NamespaceUID(ctx, ns)
+	if rs.NamespaceUID, _ = w.NamespaceUID(ctx, ns); rs.NamespaceUID == "" && prev != nil {
+		// Not read now: the UID recorded still tells the cluster.
+		rs.NamespaceUID = prev.NamespaceUID
+	}
 	if prev != nil && prev.Owner != "" {
 		rs.Owner = prev.Owner
 	}

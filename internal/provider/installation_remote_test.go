@@ -353,6 +353,9 @@ func fakeLandscaperCluster(t *testing.T, uid, owner string) string {
 type fakeCluster struct {
 	uid, owner, secretOwner string
 	namespaceError          int
+	// secretData serves more Secrets, by name: their data (as JSON),
+	// written by secretOwner.
+	secretData map[string]string
 }
 
 func (c fakeCluster) serve(t *testing.T) string {
@@ -398,6 +401,11 @@ func (c fakeCluster) serve(t *testing.T) string {
 		default:
 			if rest, ok := strings.CutPrefix(r.URL.Path, "/apis/"+gv+"/namespaces/ls/"); ok && !strings.Contains(rest, "/") {
 				fmt.Fprintf(w, `{"kind":"List","apiVersion":%q,"metadata":{},"items":[]}`, gv)
+				return
+			}
+			if name, ok := strings.CutPrefix(r.URL.Path, "/api/v1/namespaces/ls/secrets/"); ok && c.secretData[name] != "" {
+				fmt.Fprintf(w, `{"kind":"Secret","apiVersion":"v1","metadata":{"name":%q,"namespace":"ls","uid":"s2",`+
+					`"annotations":{%q:%q}},"type":"Opaque","data":%s}`, name, lscluster.OwnerAnnotation, c.secretOwner, c.secretData[name])
 				return
 			}
 			fail(http.StatusNotFound, "NotFound")
@@ -685,5 +693,102 @@ func TestRemoteRefreshKeepsOwnObjectsLeft(t *testing.T) {
 				t.Errorf("drifted %v (want %v), owner %q", saved.Remote.Drifted, c.drifted, saved.Remote.Owner)
 			}
 		})
+	}
+}
+
+// A move back in-process is refused when a Secret the provider wrote to
+// the Landscaper cluster holds other data there (a sensitive import here,
+// a target kubeconfig alike): Landscaper may have deployed from it, and
+// the job here would adopt what it deployed. The records' Secret data is
+// masked, so only comparing with what the configuration writes tells it
+// (the hostile review's RR4-2).
+func TestRemoteMoveBackRefusesChangedSecretData(t *testing.T) {
+	spec := lscluster.Spec{Namespace: "ls", Name: "app", Files: map[string][]byte{"blueprint.yaml": []byte("x")},
+		SecretData: map[string]any{"password": "s3cr3t-as-written"}}
+	objs, err := spec.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var secret lscluster.Object
+	for _, o := range objs {
+		if o.Kind == lscluster.KindSecret {
+			secret = o
+		}
+	}
+	data := func(v string) string {
+		other := spec
+		other.SecretData = map[string]any{"password": v}
+		objs, _ := other.Objects()
+		for _, o := range objs {
+			if o.Key() == secret.Key() {
+				raw, _ := json.Marshal(o.Body["data"])
+				return string(raw)
+			}
+		}
+		t.Fatal("no Secret rendered")
+		return ""
+	}
+	for _, c := range []struct {
+		name, live string
+		refused    bool
+	}{
+		{"as written", "s3cr3t-as-written", false},
+		{"changed on the cluster", "s3cr3t-changed", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			server := fakeCluster{uid: "uid-1", owner: "owner-1", secretOwner: "owner-1",
+				secretData: map[string]string{secret.Name: data(c.live)}}.serve(t)
+			p, x := remoteInstallations(t, server)
+			bp, err := render.Load(t.Context(), render.Source{Filesystem: map[string]string{"blueprint.yaml": "apiVersion: " +
+				"landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\nimports:\n- name: password\n  type: data\n  schema: {type: string}\n"}},
+				render.Options{Deployers: p.deployers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x.load = func(context.Context, render.Source) (installation.Blueprint, error) { return bp, nil }
+			f := remoteFields(t, x, map[string]any{"name": "app", "blueprint": map[string]any{"path": "bp"}})
+			f[attrSensitiveImports] = tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{"password": tftypes.String}},
+				map[string]tftypes.Value{"password": tftypes.NewValue(tftypes.String, "s3cr3t-as-written")})
+			imp, _, _ := importsOf(f, x.targets())
+			rs := &remoteState{Target: "landscaper", Namespace: "ls", Owner: "owner-1", Server: strings.ToLower(server),
+				NamespaceUID: "uid-1", Input: installation.InputHash(bp, imp), Objects: []lscluster.Object{secret.Record()}}
+			w, _ := x.recordedWriter(t.Context(), rs)
+			if w == nil {
+				t.Fatal("no writer")
+			}
+			r := &jobRun[storedInstallation]{ctx: t.Context(), prior: tftypes.NewValue(x.t, f), f: maps.Clone(f),
+				saved: storedInstallation{Status: &installation.Status{Phase: core.PhaseSucceeded, JobID: "j1", JobIDFinished: "j1"}, Remote: rs}}
+			ps := x.leaveRechecked(r, w, x.remoteSecrets(f))
+			detail := strings.Join(strings.Fields(fmt.Sprint(ps)), " ")
+			if ps.errors() != c.refused || (c.refused && !strings.Contains(detail, "changed outside Terraform ("+secret.Key()+")")) {
+				t.Errorf("refused %v, want %v: %s", ps.errors(), c.refused, detail)
+			}
+			if strings.Contains(detail, "s3cr3t") {
+				t.Errorf("the refusal shows a secret: %s", detail)
+			}
+		})
+	}
+}
+
+// A namespace that cannot be read for a server error (not missing, not
+// forbidden) does not tell the cluster: refused, and a refresh keeps the
+// state, where it passed before and a refresh read whatever cluster
+// answers at the URL (the hostile review's RR4-5).
+func TestRemoteUnreadableNamespaceIsRefused(t *testing.T) {
+	server := fakeCluster{uid: "uid-1", namespaceError: http.StatusServiceUnavailable}.serve(t)
+	_, x := remoteInstallations(t, server)
+	state := tftypes.NewValue(x.t, remoteFields(t, x, map[string]any{
+		"name": "app", attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
+	}))
+	rs := &remoteState{Target: "landscaper", Namespace: "ls", Owner: "owner-1", Server: strings.ToLower(server), NamespaceUID: "uid-1",
+		Objects: []lscluster.Object{{Kind: lscluster.KindSecret, Name: "app.target.cluster", Body: map[string]any{"apiVersion": "v1",
+			"kind": "Secret", "metadata": map[string]any{"name": "app.target.cluster", "namespace": "ls"}}}}}
+	w, ps := x.recordedWriter(t.Context(), rs)
+	if detail := strings.Join(strings.Fields(fmt.Sprint(ps)), " "); w != nil || !strings.Contains(detail, "try again") {
+		t.Errorf("an unreadable namespace passed: %v, %s", w, detail)
+	}
+	got, priv, _ := x.readRemote(t.Context(), state, storedInstallation{Remote: rs})
+	if got.IsNull() || !got.Equal(state) || priv != nil {
+		t.Errorf("a refresh that cannot tell the cluster changed the state: null %v, private %s", got.IsNull(), priv)
 	}
 }
