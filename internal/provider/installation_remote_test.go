@@ -625,19 +625,6 @@ func TestRemoteMoveBackIsCheckedAtApply(t *testing.T) {
 	}
 }
 
-// remoteInstallations are the installations of a provider whose target
-// "landscaper" is the API server at server.
-func remoteInstallations(t *testing.T, server string) (*Provider, *installations) {
-	t.Helper()
-	kubeconfig := "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n    server: " + server +
-		"\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: t0k3n-abcdef}\n"
-	p := newProvider("test")
-	pt := &providerTargets{known: true, byName: map[string]*deployer.Target{"landscaper": {Type: target.KubernetesClusterType,
-		Config: []byte(`{"kubeconfig":` + strconv.Quote(kubeconfig) + `}`)}}}
-	p.installations.targets = func() *providerTargets { return pt }
-	return p, p.installations
-}
-
 // An Installation deleted outside Terraform, and one of the name written
 // by another owner since (another state, a Landscaper user): the refresh
 // keeps the resource while an object it wrote is left (a target
@@ -664,7 +651,7 @@ func TestRemoteRefreshKeepsOwnObjectsLeft(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			server := fakeCluster{uid: "uid-1", owner: c.instOwner, secretOwner: c.secretOwner}.serve(t)
-			_, x := remoteInstallations(t, server)
+			x, _ := installationsAt(t, server, noImportsBlueprint)
 			state := tftypes.NewValue(x.t, remoteFields(t, x, map[string]any{
 				"name": "app", attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
 			}))
@@ -738,14 +725,8 @@ func TestRemoteMoveBackRefusesChangedSecretData(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			server := fakeCluster{uid: "uid-1", owner: "owner-1", secretOwner: "owner-1",
 				secretData: map[string]string{secret.Name: data(c.live)}}.serve(t)
-			p, x := remoteInstallations(t, server)
-			bp, err := render.Load(t.Context(), render.Source{Filesystem: map[string]string{"blueprint.yaml": "apiVersion: " +
-				"landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\nimports:\n- name: password\n  type: data\n  schema: {type: string}\n"}},
-				render.Options{Deployers: p.deployers})
-			if err != nil {
-				t.Fatal(err)
-			}
-			x.load = func(context.Context, render.Source) (installation.Blueprint, error) { return bp, nil }
+			x, bp := installationsAt(t, server, "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\n"+
+				"imports:\n- name: password\n  type: data\n  schema: {type: string}\n")
 			f := remoteFields(t, x, map[string]any{"name": "app", "blueprint": map[string]any{"path": "bp"}})
 			f[attrSensitiveImports] = tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{"password": tftypes.String}},
 				map[string]tftypes.Value{"password": tftypes.NewValue(tftypes.String, "s3cr3t-as-written")})
@@ -776,7 +757,7 @@ func TestRemoteMoveBackRefusesChangedSecretData(t *testing.T) {
 // answers at the URL (the hostile review's RR4-5).
 func TestRemoteUnreadableNamespaceIsRefused(t *testing.T) {
 	server := fakeCluster{uid: "uid-1", namespaceError: http.StatusServiceUnavailable}.serve(t)
-	_, x := remoteInstallations(t, server)
+	x, _ := installationsAt(t, server, noImportsBlueprint)
 	state := tftypes.NewValue(x.t, remoteFields(t, x, map[string]any{
 		"name": "app", attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"},
 	}))
