@@ -820,8 +820,13 @@ func (x *installations) applyRemote(r *jobRun[storedInstallation]) (tftypes.Valu
 	// Read before anything is written: an unreadable namespace is left
 	// unrecorded (the URL alone tells the cluster then), a missing one
 	// fails the writes.
-	if rs.NamespaceUID, _ = w.NamespaceUID(ctx, ns); rs.NamespaceUID == "" && prev != nil {
-		// Not read now: the UID recorded still tells the cluster.
+	// A resource keeps the UID it recorded (recordedWriter checked it);
+	// the state of an earlier build, which recorded none, gets it from a
+	// refresh that finds its own Installation, not from whatever cluster
+	// answers at the URL now.
+	if prev == nil {
+		rs.NamespaceUID, _ = w.NamespaceUID(ctx, ns)
+	} else {
 		rs.NamespaceUID = prev.NamespaceUID
 	}
 	if prev != nil && prev.Owner != "" {

@@ -204,3 +204,26 @@ func TestRemoteFailedMoveIsRetriedAsTheSameOwner(t *testing.T) {
 		t.Errorf("the retry did not write the Installation: %v", ps)
 	}
 }
+
+// The state of an earlier build recorded no namespace UID: an apply does
+// not record that of whatever cluster answers at the URL now (here one
+// holding nothing of the resource's), which would take it for the
+// resource's cluster for good; a refresh that finds the resource's own
+// Installation records it (the hostile review's RR4-9).
+func TestRemoteApplyRecordsNoNamespaceUIDOfAnotherCluster(t *testing.T) {
+	mem := &memCluster{objs: map[string]map[string]any{}, failReconcile: true}
+	x, server := memInstallations(t, mem, noImportsBlueprint)
+	f := remoteFields(t, x, map[string]any{"name": "app", "blueprint": map[string]any{"path": "bp"},
+		attrLandscaperCluster: map[string]any{"target": "landscaper", "namespace": "ls"}})
+	rs := &remoteState{Target: "landscaper", Namespace: "ls", Owner: "owner-1", Server: strings.ToLower(server), Trigger: triggerOf(f)}
+	st := &installation.Status{Phase: core.PhaseSucceeded, JobID: "j1", JobIDFinished: "j1"}
+	r := &jobRun[storedInstallation]{ctx: t.Context(), prior: tftypes.NewValue(x.t, f), f: maps.Clone(f), saved: storedInstallation{Status: st, Remote: rs}}
+	_, priv, ps := x.applyRemote(r)
+	saved, err := decodeInstallationPrivate(priv)
+	if err != nil || saved.Remote == nil {
+		t.Fatalf("want a remote state: %v %v", err, ps)
+	}
+	if saved.Remote.NamespaceUID != "" {
+		t.Errorf("the apply recorded the namespace UID %q of the cluster answering now, not known to hold the resource's objects", saved.Remote.NamespaceUID)
+	}
+}
