@@ -221,20 +221,7 @@ func fmtErr(err error) string {
 // (second remote review, remark a), and a deletion of the Installation
 // only the one read (remark c).
 func TestWriterWritesOnlyWhatItRead(t *testing.T) {
-	c := newCluster(t)
-	w, err := NewWriter(restConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := Owner{ID: NewOwnerID(), Installation: "app"}
-	s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint, Data: map[string]any{"greeting": "a"}}
-	objs, err := s.Objects()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Apply(t.Context(), own, objs); err != nil {
-		t.Fatal(err)
-	}
+	c, w, own, s, _ := appliedApp(t)
 	w.afterClaim = func() {
 		patch := `{"metadata":{"annotations":{"` + OwnerAnnotation + `":"someone-else"}},"data":"theirs"}`
 		if _, err := c.d.Resource(dataObjectsGVR).Namespace(c.ns).Patch(t.Context(), "app.import.greeting", types.MergePatchType,
@@ -243,7 +230,7 @@ func TestWriterWritesOnlyWhatItRead(t *testing.T) {
 		}
 	}
 	s.Data["greeting"] = "b"
-	objs, _ = s.Objects()
+	objs, _ := s.Objects()
 	if _, err := w.Apply(t.Context(), own, objs); !strings.Contains(fmtErr(err), "DataObject "+c.ns+"/app.import.greeting (written by another Terraform resource") {
 		t.Errorf("writing over an object another owner wrote meanwhile: %v", err)
 	}
@@ -257,20 +244,7 @@ func TestWriterWritesOnlyWhatItRead(t *testing.T) {
 // status as it runs) between the reads and the writes is read again and
 // written over, not an error.
 func TestWriterRetriesWhatChangedAndIsStillOwn(t *testing.T) {
-	c := newCluster(t)
-	w, err := NewWriter(restConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := Owner{ID: NewOwnerID(), Installation: "app"}
-	s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint, Data: map[string]any{"greeting": "a"}}
-	objs, err := s.Objects()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Apply(t.Context(), own, objs); err != nil {
-		t.Fatal(err)
-	}
+	c, w, own, _, objs := appliedApp(t)
 	w.afterClaim = func() {
 		if _, err := c.d.Resource(installationsGVR).Namespace(c.ns).Patch(t.Context(), "app", types.MergePatchType,
 			[]byte(`{"metadata":{"labels":{"touched":"yes"}}}`), metav1.PatchOptions{}); err != nil {
@@ -357,20 +331,7 @@ func TestWriterRemovesWhatACreatedObjectNoLongerHolds(t *testing.T) {
 // says nothing was: the provider would leave a new Secret unrecorded
 // (third remote review, RR3-5).
 func TestWriterReportsWhatItWroteBeforeARefusal(t *testing.T) {
-	c := newCluster(t)
-	w, err := NewWriter(restConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	own := Owner{ID: NewOwnerID(), Installation: "app"}
-	s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint, Data: map[string]any{"greeting": "a"}}
-	objs, err := s.Objects()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Apply(t.Context(), own, objs); err != nil {
-		t.Fatal(err)
-	}
+	c, w, own, s, _ := appliedApp(t)
 	w.afterClaim = func() {
 		patch := `{"metadata":{"annotations":{"` + OwnerAnnotation + `":"someone-else"}}}`
 		if _, err := c.d.Resource(installationsGVR).Namespace(c.ns).Patch(t.Context(), "app", types.MergePatchType,
@@ -379,7 +340,8 @@ func TestWriterReportsWhatItWroteBeforeARefusal(t *testing.T) {
 		}
 	}
 	s.SecretData = map[string]any{"password": "new-sensitive-import-4711"}
-	if objs, err = s.Objects(); err != nil {
+	objs, err := s.Objects()
+	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = w.Apply(t.Context(), own, objs)
@@ -462,4 +424,25 @@ func TestNothingIsOwnWithoutAnOwnerID(t *testing.T) {
 	if why := foreign(users, Owner{ID: "owner-1", Installation: "app"}); why != "" {
 		t.Errorf("an object of the owner is not own: %s", why)
 	}
+}
+
+// appliedApp writes installation app (a DataObject import greeting = a)
+// to a new namespace as a new owner.
+func appliedApp(t *testing.T) (*cluster, *Writer, Owner, Spec, []Object) {
+	t.Helper()
+	c := newCluster(t)
+	w, err := NewWriter(restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := Owner{ID: NewOwnerID(), Installation: "app"}
+	s := Spec{Namespace: c.ns, Name: "app", Files: testBlueprint, Data: map[string]any{"greeting": "a"}}
+	objs, err := s.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Apply(t.Context(), own, objs); err != nil {
+		t.Fatal(err)
+	}
+	return c, w, own, s, objs
 }

@@ -57,13 +57,22 @@ subinstallationExecutions:
 // the real region only, quoting what it made of the tenant.
 func exportFailsForSecret(t *testing.T) string {
 	t.Helper()
+	return exportingBlueprint(t, "  - {name: region, type: data, schema: {type: string}}\n",
+		`{{ if eq .imports.region "eu-old-1" }}{{ fail (printf "region retired for tenant %s" (`+dnsOfTenant[3:len(dnsOfTenant)-3]+`)) }}{{ end }}
+      exports:
+        endpoint: https://svc.example.com`)
+}
+
+// exportingBlueprint is a blueprint importing the tenant (and more) with
+// one mock item and the export execution template given.
+func exportingBlueprint(t *testing.T, moreImports, exportTemplate string) string {
+	t.Helper()
 	dir := t.TempDir()
 	writeBlueprint(t, dir, `apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Blueprint
 imports:
   - {name: tenant, type: data, schema: {type: string}}
-  - {name: region, type: data, schema: {type: string}}
-exports:
+`+moreImports+`exports:
   - {name: endpoint, schema: {type: string}}
 deployExecutions:
   - name: x
@@ -77,9 +86,7 @@ exportExecutions:
   - name: x
     type: GoTemplate
     template: |
-      {{ if eq .imports.region "eu-old-1" }}{{ fail (printf "region retired for tenant %s" (`+dnsOfTenant[3:len(dnsOfTenant)-3]+`)) }}{{ end }}
-      exports:
-        endpoint: https://svc.example.com
+      `+exportTemplate+`
 `)
 	return dir
 }
@@ -190,25 +197,7 @@ func TestExportErrorDecidedBySecretIsNotShown(t *testing.T) {
 // An export execution failing alike for every value of the secrets says
 // so in clear: it tells nothing of them.
 func TestExportErrorOfEveryValueIsShown(t *testing.T) {
-	dir := t.TempDir()
-	writeBlueprint(t, dir, `apiVersion: landscaper.gardener.cloud/v1alpha1
-kind: Blueprint
-imports:
-  - {name: tenant, type: data, schema: {type: string}}
-deployExecutions:
-  - name: x
-    type: GoTemplate
-    template: |
-      deployItems:
-        - name: app
-          type: landscaper.gardener.cloud/mock
-          config: {export: {ok: fine}}
-exportExecutions:
-  - name: x
-    type: GoTemplate
-    template: |
-      {{ fail "exports are not configured yet" }}
-`)
+	dir := exportingBlueprint(t, "", `{{ fail "exports are not configured yet" }}`)
 	texts, _ := rpcApply(t, dir, map[string]string{"tenant": tenantSecret})
 	if !strings.Contains(strings.Join(texts, "\n"), "exports are not configured yet") {
 		t.Fatalf("an error no secret decided is hidden: %q", texts)
