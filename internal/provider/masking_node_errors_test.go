@@ -91,6 +91,11 @@ exportExecutions:
 	return dir
 }
 
+// exportsFailAlike is a child blueprint whose export fails for every
+// value of every secret.
+const exportsFailAlike = "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\nexports:\n  - {name: url, schema: {type: string}}\n" +
+	"exportExecutions:\n  - name: x\n    type: Spiff\n    template:\n      exports:\n        url: (( 1 / 0 ))\n"
+
 func writeBlueprint(t *testing.T, dir, bp string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "blueprint.yaml"), []byte(bp), 0o600); err != nil {
@@ -230,8 +235,6 @@ resource "landscaper_installation" "app" {
 // diagnostics and in status.last_error (the keys of status.installations
 // still show it, as the guide says); a name of two letters too.
 func TestFailedSubNamedAfterSecretIsMaskedAtApply(t *testing.T) {
-	child := "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\nexports:\n  - {name: url, schema: {type: string}}\n" +
-		"exportExecutions:\n  - name: x\n    type: Spiff\n    template:\n      exports:\n        url: (( 1 / 0 ))\n"
 	for name, shows := range map[string][]string{
 		"db-" + dnsOfTenant:                       {"acme"},
 		"{{ .imports.tenant | trunc 2 | lower }}": {`"ac"`, ": ac"},
@@ -249,7 +252,7 @@ subinstallationExecutions:
         - apiVersion: landscaper.gardener.cloud/v1alpha1
           kind: InstallationTemplate
           name: `+name+`
-          blueprint: {filesystem: {blueprint.yaml: `+fmt.Sprintf("%q", child)+`}}
+          blueprint: {filesystem: {blueprint.yaml: `+fmt.Sprintf("%q", exportsFailAlike)+`}}
 `)
 		texts, st := rpcApply(t, dir, map[string]string{"tenant": tenantSecret})
 		if len(texts) == 0 {
@@ -270,8 +273,6 @@ subinstallationExecutions:
 // from a sibling that failed) is listed in the parent's summary masked.
 func TestNotRunSubNamedAfterSecretIsMasked(t *testing.T) {
 	dir := t.TempDir()
-	first := "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\nexports:\n  - {name: url, schema: {type: string}}\n" +
-		"exportExecutions:\n  - name: x\n    type: Spiff\n    template:\n      exports:\n        url: (( 1 / 0 ))\n"
 	db := "apiVersion: landscaper.gardener.cloud/v1alpha1\nkind: Blueprint\nimports:\n  - {name: url, type: data, schema: {type: string}}\n"
 	writeBlueprint(t, dir, `apiVersion: landscaper.gardener.cloud/v1alpha1
 kind: Blueprint
@@ -285,7 +286,7 @@ subinstallationExecutions:
         - apiVersion: landscaper.gardener.cloud/v1alpha1
           kind: InstallationTemplate
           name: first
-          blueprint: {filesystem: {blueprint.yaml: `+fmt.Sprintf("%q", first)+`}}
+          blueprint: {filesystem: {blueprint.yaml: `+fmt.Sprintf("%q", exportsFailAlike)+`}}
           exports: {data: [{name: url, dataRef: firstUrl}]}
         - apiVersion: landscaper.gardener.cloud/v1alpha1
           kind: InstallationTemplate

@@ -1305,18 +1305,19 @@ func maskNodeErrors(sec *masking.Tree, st *installation.Status) {
 			return
 		}
 		e := *s.LastError
-		switch m, ok := sec.Error(p, e.Message); {
-		case s.FailedIn == "" && !sec.ShadowFailed(p):
+		s.LastError = &e
+		if s.FailedIn == "" && !sec.ShadowFailed(p) {
 			// A summary of its items' and sub-installations' errors,
 			// each masked where it is.
 			e.Message = sec.Text(e.Message)
-		case ok:
-			e.Message = m
-		default:
-			sec.AddText(e.Message)
-			e.Message = "the message is not shown: whether the blueprint fails this way depends on the value of a secret"
+			return
 		}
-		s.LastError = &e
+		if m, ok := sec.Error(p, e.Message); ok {
+			e.Message = m
+			return
+		}
+		sec.AddText(e.Message)
+		e.Message = "the message is not shown: whether the blueprint fails this way depends on the value of a secret"
 	})
 }
 

@@ -188,21 +188,8 @@ func (k *keychain) resolve(r authn.Resource) (authn.Authenticator, error) {
 // rules as for registries: registry_credentials, then the Docker config,
 // then none ("").
 func (k *keychain) header(host string) (string, error) {
-	reg, err := name.NewRegistry(host, name.WeakValidation)
-	if err != nil {
-		return "", nil //nolint:nilerr // a host no registry can have has no credentials
-	}
-	if reg.RegistryStr() != host {
-		// go-containerregistry reads docker.io as index.docker.io: Docker
-		// Hub's credentials are not for the origin https://docker.io.
-		return "", nil
-	}
-	a, err := k.resolve(reg)
-	if err != nil || a == authn.Anonymous {
-		return "", err
-	}
-	cfg, err := a.Authorization()
-	if err != nil {
+	cfg, err := k.authConfig(host)
+	if cfg == nil || err != nil {
 		return "", err
 	}
 	switch {
@@ -216,6 +203,25 @@ func (k *keychain) header(host string) (string, error) {
 	return "", nil
 }
 
+// authConfig is what host's credentials are, by the same rules as for
+// registries: registry_credentials, then the Docker config; nil for none.
+func (k *keychain) authConfig(host string) (*authn.AuthConfig, error) {
+	reg, err := name.NewRegistry(host, name.WeakValidation)
+	if err != nil {
+		return nil, nil //nolint:nilerr,nilnil // a host no registry can have has no credentials
+	}
+	if reg.RegistryStr() != host {
+		// go-containerregistry reads docker.io as index.docker.io: Docker
+		// Hub's credentials are not for the origin https://docker.io.
+		return nil, nil //nolint:nilnil // none
+	}
+	a, err := k.resolve(reg)
+	if err != nil || a == authn.Anonymous {
+		return nil, err
+	}
+	return a.Authorization()
+}
+
 // minMasked is the shortest credential text masked in messages.
 const minMasked = 3
 
@@ -223,16 +229,8 @@ const minMasked = 3
 // the Authorization header and of the token exchange's form), longest
 // first, to mask them out of messages.
 func (k *keychain) sent(host string) []string {
-	reg, err := name.NewRegistry(host, name.WeakValidation)
-	if err != nil {
-		return nil
-	}
-	a, err := k.resolve(reg)
-	if err != nil || a == authn.Anonymous {
-		return nil
-	}
-	cfg, err := a.Authorization()
-	if err != nil {
+	cfg, err := k.authConfig(host)
+	if cfg == nil || err != nil {
 		return nil
 	}
 	var out []string
